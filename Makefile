@@ -1,0 +1,52 @@
+# The two commands in README: `make validate` and `make test`. Both install missing Debian
+# packages first, then configure and build incrementally.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+
+# Debian 12 packages the build needs; `make deps` installs whichever are missing.
+PACKAGES := cmake ninja-build g++ pkg-config python3 \
+  librapidcheck-dev libgtest-dev libbenchmark-dev libeigen3-dev libhwy-dev \
+  libcli11-dev libfmt-dev libdlpack-dev clang-14 libclang-rt-14-dev
+
+.PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz format clean
+
+all: release
+
+deps:
+	@missing=$$(for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done | xargs); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "posenc needs these Debian packages; run as root:"; \
+	    echo "  apt-get update && apt-get install -y --no-install-recommends $$missing"; \
+	    exit 1; \
+	  fi; \
+	  echo "installing: $$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# Configure once per preset, then let ninja rebuild only what changed.
+build/%/build.ninja: | deps
+	cmake --preset $*
+
+release asan fuzz: %: deps build/%/build.ninja
+	cmake --build --preset $* -j $(JOBS)
+
+validate: release
+	./build/release/tools/posenc validate
+
+test-release: release
+	ctest --preset release -j $(JOBS)
+
+test-asan: asan
+	ctest --preset asan -j $(JOBS) -L unit
+
+test: test-release test-asan
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format-14 -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,40 @@
+#include "posenc/alibi.h"
+
+#include <cmath>
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+void AlibiCall::validate() const {
+  require(n_heads >= 1, "n_heads", n_heads, "must be >= 1");
+  require(std::isfinite(max_bias) && max_bias > 0, "max_bias", max_bias, "must be finite and > 0");
+  check_view(q_positions, "q_positions", 1, {DType::i64, DType::i32});
+  check_view(k_positions, "k_positions", 1, {DType::i64, DType::i32});
+  check_view(bias, "bias", 3, {DType::f32});
+  check_dim(bias, "bias", 0, n_heads);
+  check_dim(bias, "bias", 1, q_positions.shape[0]);
+  check_dim(bias, "bias", 2, k_positions.shape[0]);
+  check_positions(q_positions, "q_positions", 0, kMaxPosition);
+  check_positions(k_positions, "k_positions", 0, kMaxPosition);
+  check_no_self_overlap(bias, "bias");
+  check_no_overlap(bias, "bias", q_positions, "q_positions");
+  check_no_overlap(bias, "bias", k_positions, "k_positions");
+  if (slopes) {
+    check_view(*slopes, "slopes", 1, {DType::f32});
+    check_dim(*slopes, "slopes", 0, n_heads);
+    check_no_self_overlap(*slopes, "slopes");
+    check_no_overlap(*slopes, "slopes", bias, "bias");
+    check_no_overlap(*slopes, "slopes", q_positions, "q_positions");
+    check_no_overlap(*slopes, "slopes", k_positions, "k_positions");
+  }
+}
+
+uint64_t AlibiCall::required_variants() const {
+  uint64_t bits = view_variants({&bias, slopes ? &*slopes : nullptr});
+  if (causal) bits |= variant::alibi_causal;
+  if (slopes) bits |= variant::alibi_slopes;
+  return bits;
+}
+
+}  // namespace posenc

@@ -1,0 +1,82 @@
+#include "posenc/attention.h"
+
+#include <cmath>
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+void AttentionCall::validate() const {
+  check_view(q, "q", 3, {DType::f32});
+  check_view(k, "k", 3, {DType::f32});
+  check_view(v, "v", 3, {DType::f32});
+  check_view(out, "out", 3, {DType::f32});
+  const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
+  const int64_t tk = k.shape[0], hkv = k.shape[1], dv = v.shape[2];
+  require(hq >= 1, "q.shape[1]", hq, "query heads must be >= 1");
+  require(d >= 1, "q.shape[2]", d, "head dim must be >= 1");
+  require(hkv >= 1, "k.shape[1]", hkv, "kv heads must be >= 1");
+  require(hq % hkv == 0, "q.shape[1]", hq,
+          "must be a multiple of k.shape[1] = " + std::to_string(hkv));
+  check_dim(k, "k", 2, d);
+  check_dim(v, "v", 0, tk);
+  check_dim(v, "v", 1, hkv);
+  require(dv >= 1, "v.shape[2]", dv, "value dim must be >= 1");
+  check_dim(out, "out", 0, tq);
+  check_dim(out, "out", 1, hq);
+  check_dim(out, "out", 2, dv);
+  require(std::isnan(scale) || std::isfinite(scale), "scale", scale,
+          "must be finite (NaN: 1/sqrt(d))");
+  require(mask == Mask::none || mask == Mask::causal, "mask", static_cast<int>(mask),
+          "must be none or causal");
+  require(q_positions.has_value() == k_positions.has_value(), "q_positions",
+          q_positions ? "given" : "absent", "q_positions and k_positions come together");
+  if (q_positions) {
+    check_view(*q_positions, "q_positions", 1, {DType::i64, DType::i32});
+    check_view(*k_positions, "k_positions", 1, {DType::i64, DType::i32});
+    check_dim(*q_positions, "q_positions", 0, tq);
+    check_dim(*k_positions, "k_positions", 0, tk);
+    check_positions(*q_positions, "q_positions", 0, kMaxPosition);
+    check_positions(*k_positions, "k_positions", 0, kMaxPosition);
+  }
+  if (bias) {
+    check_view(*bias, "bias", 3, {DType::f32});
+    check_dim(*bias, "bias", 0, hq);
+    check_dim(*bias, "bias", 1, tq);
+    check_dim(*bias, "bias", 2, tk);
+  }
+  check_no_self_overlap(out, "out");
+  check_no_overlap(out, "out", q, "q");
+  check_no_overlap(out, "out", k, "k");
+  check_no_overlap(out, "out", v, "v");
+  if (bias) check_no_overlap(out, "out", *bias, "bias");
+  if (q_positions) {
+    check_no_overlap(out, "out", *q_positions, "q_positions");
+    check_no_overlap(out, "out", *k_positions, "k_positions");
+  }
+}
+
+uint64_t AttentionCall::required_variants() const {
+  uint64_t bits = view_variants({&q, &k, &v, &out, bias ? &*bias : nullptr});
+  if (mask == Mask::causal) bits |= variant::attention_causal;
+  if (bias) bits |= variant::attention_bias;
+  if (q.shape[1] != k.shape[1]) bits |= variant::attention_gqa;
+  if (q_positions) bits |= variant::attention_positions;
+  return bits;
+}
+
+double AttentionCall::resolved_scale() const {
+  return std::isnan(scale) ? 1.0 / std::sqrt(static_cast<double>(q.shape[2])) : scale;
+}
+
+int64_t AttentionCall::q_position(int64_t i) const {
+  if (q_positions) return load_index(*q_positions, q_positions->offset(i));
+  return k.shape[0] - q.shape[0] + i;
+}
+
+int64_t AttentionCall::k_position(int64_t j) const {
+  if (k_positions) return load_index(*k_positions, k_positions->offset(j));
+  return j;
+}
+
+}  // namespace posenc

@@ -1,0 +1,59 @@
+#include "posenc/kernel.h"
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+const char* family_name(Family family) {
+  switch (family) {
+    case Family::attention:
+      return "attention";
+    case Family::absolute:
+      return "absolute";
+    case Family::sinusoidal:
+      return "sinusoidal";
+    case Family::rope_frequencies:
+      return "rope_frequencies";
+    case Family::rope_cache:
+      return "rope_cache";
+    case Family::rope:
+      return "rope";
+    case Family::alibi:
+      return "alibi";
+    case Family::t5:
+      return "t5";
+  }
+  return "?";
+}
+
+uint64_t view_variants(std::initializer_list<const Tensor*> views) {
+  uint64_t bits = 0;
+  for (const Tensor* t : views) {
+    if (t == nullptr) continue;
+    if (t->dtype == DType::f32) bits |= variant::f32;
+    if (t->dtype == DType::bf16) bits |= variant::bf16;
+    if (t->dtype == DType::f16) bits |= variant::f16;
+    if (!t->contiguous()) bits |= variant::strided;
+  }
+  return bits;
+}
+
+int resolve_threads(int requested) {
+  require(requested >= 0, "threads", requested, "must be >= 0 (0 picks the default)");
+  if (requested > 0) return requested;
+  if (const char* env = std::getenv("POSENC_NUM_THREADS"); env && *env) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    require(*end == '\0' && n > 0 && n <= 1024, "POSENC_NUM_THREADS", env,
+            "must be an integer in [1, 1024]");
+    return static_cast<int>(n);
+  }
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+}  // namespace posenc

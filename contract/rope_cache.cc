@@ -1,0 +1,26 @@
+#include "posenc/rope_cache.h"
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+void RopeCacheCall::validate() const {
+  scaling.validate(rotary_dim, base);
+  check_view(cos, "cos", 2, {DType::f32});
+  check_view(sin, "sin", 2, {DType::f32});
+  const int64_t rows = cos.shape[0];
+  check_dim(cos, "cos", 1, rotary_dim / 2);
+  check_dim(sin, "sin", 0, rows);
+  check_dim(sin, "sin", 1, rotary_dim / 2);
+  require(rows - 1 <= kMaxPosition, "cos.shape[0]", rows,
+          "rows must be <= " + std::to_string(kMaxPosition + 1));
+  check_no_self_overlap(cos, "cos");
+  check_no_self_overlap(sin, "sin");
+  check_no_overlap(cos, "cos", sin, "sin");
+}
+
+uint64_t RopeCacheCall::required_variants() const {
+  return variant::scaling_bit(scaling.kind) | view_variants({&cos, &sin});
+}
+
+}  // namespace posenc

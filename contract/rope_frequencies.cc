@@ -1,0 +1,159 @@
+#include "posenc/rope_frequencies.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+const char* scaling_name(RopeScalingKind kind) {
+  switch (kind) {
+    case RopeScalingKind::none:
+      return "none";
+    case RopeScalingKind::linear:
+      return "linear";
+    case RopeScalingKind::ntk:
+      return "ntk";
+    case RopeScalingKind::dynamic_ntk:
+      return "dynamic_ntk";
+    case RopeScalingKind::yarn:
+      return "yarn";
+    case RopeScalingKind::llama3:
+      return "llama3";
+    case RopeScalingKind::longrope:
+      return "longrope";
+  }
+  return "?";
+}
+
+namespace {
+
+void require_positive(double value, const std::string& name) {
+  require(std::isfinite(value) && value > 0, name, value, "must be finite and > 0");
+}
+
+void require_factors(const std::vector<double>& factors, const std::string& name, int64_t half) {
+  require(static_cast<int64_t>(factors.size()) == half, name + ".size", factors.size(),
+          "must be rotary_dim/2 = " + std::to_string(half));
+  for (size_t i = 0; i < factors.size(); ++i)
+    require_positive(factors[i], name + "[" + std::to_string(i) + "]");
+}
+
+}  // namespace
+
+void RopeScaling::validate(int64_t rotary_dim, double base) const {
+  require(rotary_dim >= 2 && rotary_dim % 2 == 0, "rotary_dim", rotary_dim,
+          "must be even and >= 2");
+  require_positive(base, "base");
+  require(std::isnan(attention_factor) || (std::isfinite(attention_factor) && attention_factor > 0),
+          "scaling.attention_factor", attention_factor, "must be finite and > 0, or NaN (derived)");
+  switch (kind) {
+    case RopeScalingKind::none:
+      return;
+    case RopeScalingKind::linear:
+      require_positive(factor, "scaling.factor");
+      return;
+    case RopeScalingKind::ntk:
+      require_positive(alpha, "scaling.alpha");
+      require(rotary_dim > 2, "rotary_dim", rotary_dim, "ntk needs > 2: base scales by d/(d-2)");
+      return;
+    case RopeScalingKind::dynamic_ntk:
+      require_positive(factor, "scaling.factor");
+      require(rotary_dim > 2, "rotary_dim", rotary_dim,
+              "dynamic_ntk needs > 2: base scales by d/(d-2)");
+      require(max_position >= 1, "scaling.max_position", max_position, "must be >= 1");
+      require(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
+      return;
+    case RopeScalingKind::yarn:
+      require_positive(factor, "scaling.factor");
+      require(base != 1.0, "base", base, "yarn divides by ln(base)");
+      require(original_max_position >= 1, "scaling.original_max_position", original_max_position,
+              "must be >= 1");
+      require_positive(beta_slow, "scaling.beta_slow");
+      require(std::isfinite(beta_fast) && beta_fast > beta_slow, "scaling.beta_fast", beta_fast,
+              "must be finite and > beta_slow = " + std::to_string(beta_slow));
+      require(std::isfinite(mscale) && mscale >= 0, "scaling.mscale", mscale,
+              "must be finite and >= 0 (0: unset)");
+      require(std::isfinite(mscale_all_dim) && mscale_all_dim >= 0, "scaling.mscale_all_dim",
+              mscale_all_dim, "must be finite and >= 0 (0: unset)");
+      return;
+    case RopeScalingKind::llama3:
+      require_positive(factor, "scaling.factor");
+      require(original_max_position >= 1, "scaling.original_max_position", original_max_position,
+              "must be >= 1");
+      require_positive(low_freq_factor, "scaling.low_freq_factor");
+      require(std::isfinite(high_freq_factor) && high_freq_factor > low_freq_factor,
+              "scaling.high_freq_factor", high_freq_factor,
+              "must be finite and > low_freq_factor = " + std::to_string(low_freq_factor));
+      return;
+    case RopeScalingKind::longrope:
+      require_positive(factor, "scaling.factor");
+      require(original_max_position >= 2, "scaling.original_max_position", original_max_position,
+              "must be >= 2: the attention factor divides by its log");
+      require(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
+      require_factors(short_factor, "scaling.short_factor", rotary_dim / 2);
+      require_factors(long_factor, "scaling.long_factor", rotary_dim / 2);
+      return;
+  }
+  require(false, "scaling.kind", static_cast<int>(kind), "is not a known scaling");
+}
+
+std::string RopeScaling::describe() const {
+  char text[256];
+  switch (kind) {
+    case RopeScalingKind::none:
+      return "none";
+    case RopeScalingKind::linear:
+      std::snprintf(text, sizeof text, "linear(factor=%g)", factor);
+      break;
+    case RopeScalingKind::ntk:
+      std::snprintf(text, sizeof text, "ntk(alpha=%g)", alpha);
+      break;
+    case RopeScalingKind::dynamic_ntk:
+      std::snprintf(text, sizeof text, "dynamic_ntk(factor=%g, max_position=%lld, seq_len=%lld)",
+                    factor, static_cast<long long>(max_position), static_cast<long long>(seq_len));
+      break;
+    case RopeScalingKind::yarn:
+      std::snprintf(text, sizeof text,
+                    "yarn(factor=%g, original_max_position=%lld, beta_fast=%g, beta_slow=%g, "
+                    "mscale=%g, mscale_all_dim=%g, truncate=%d)",
+                    factor, static_cast<long long>(original_max_position), beta_fast, beta_slow,
+                    mscale, mscale_all_dim, truncate ? 1 : 0);
+      break;
+    case RopeScalingKind::llama3:
+      std::snprintf(text, sizeof text,
+                    "llama3(factor=%g, low_freq_factor=%g, high_freq_factor=%g, "
+                    "original_max_position=%lld)",
+                    factor, low_freq_factor, high_freq_factor,
+                    static_cast<long long>(original_max_position));
+      break;
+    case RopeScalingKind::longrope:
+      std::snprintf(text, sizeof text,
+                    "longrope(factor=%g, original_max_position=%lld, seq_len=%lld, %zu factors)",
+                    factor, static_cast<long long>(original_max_position),
+                    static_cast<long long>(seq_len), short_factor.size());
+      break;
+    default:
+      return "?";
+  }
+  std::string s = text;
+  if (!std::isnan(attention_factor)) s += " attention_factor=" + std::to_string(attention_factor);
+  return s;
+}
+
+void RopeFrequenciesCall::validate() const {
+  scaling.validate(rotary_dim, base);
+  check_view(inv_freq, "inv_freq", 1, {DType::f64});
+  check_dim(inv_freq, "inv_freq", 0, rotary_dim / 2);
+  check_view(attention_factor, "attention_factor", 1, {DType::f64});
+  check_dim(attention_factor, "attention_factor", 0, 1);
+  check_no_self_overlap(inv_freq, "inv_freq");
+  check_no_overlap(inv_freq, "inv_freq", attention_factor, "attention_factor");
+}
+
+uint64_t RopeFrequenciesCall::required_variants() const {
+  return variant::scaling_bit(scaling.kind) | view_variants({&inv_freq, &attention_factor});
+}
+
+}  // namespace posenc

@@ -1,0 +1,39 @@
+#include "posenc/t5.h"
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+void T5Call::validate() const {
+  const int64_t min_buckets = bidirectional ? 4 : 2;
+  require(n_buckets >= min_buckets, "n_buckets", n_buckets,
+          "must be >= " + std::to_string(min_buckets) +
+              (bidirectional ? " when bidirectional (half per direction)" : ""));
+  const int64_t exact = (bidirectional ? n_buckets / 2 : n_buckets) / 2;
+  require(max_distance > exact, "max_distance", max_distance,
+          "must be > " + std::to_string(exact) +
+              " (the exact buckets): it divides by ln(max_distance/" + std::to_string(exact) + ")");
+  check_view(q_positions, "q_positions", 1, {DType::i64, DType::i32});
+  check_view(k_positions, "k_positions", 1, {DType::i64, DType::i32});
+  check_view(table, "table", 2, {DType::f32});
+  check_dim(table, "table", 0, n_buckets);
+  const int64_t heads = table.shape[1];
+  require(heads >= 1, "table.shape[1]", heads, "heads must be >= 1");
+  check_view(bias, "bias", 3, {DType::f32});
+  check_dim(bias, "bias", 0, heads);
+  check_dim(bias, "bias", 1, q_positions.shape[0]);
+  check_dim(bias, "bias", 2, k_positions.shape[0]);
+  check_positions(q_positions, "q_positions", 0, kMaxPosition);
+  check_positions(k_positions, "k_positions", 0, kMaxPosition);
+  check_no_self_overlap(bias, "bias");
+  check_no_overlap(bias, "bias", table, "table");
+  check_no_overlap(bias, "bias", q_positions, "q_positions");
+  check_no_overlap(bias, "bias", k_positions, "k_positions");
+}
+
+uint64_t T5Call::required_variants() const {
+  return view_variants({&table, &bias}) |
+         (bidirectional ? variant::t5_bidirectional : variant::t5_causal);
+}
+
+}  // namespace posenc

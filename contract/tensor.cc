@@ -1,0 +1,250 @@
+#include "posenc/tensor.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#include "posenc/error.h"
+
+namespace posenc {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+  }
+  return "?";
+}
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::f64:
+    case DType::i64:
+      return 8;
+    case DType::f32:
+    case DType::i32:
+      return 4;
+    case DType::bf16:
+    case DType::f16:
+      return 2;
+  }
+  return 0;
+}
+
+bool is_float(DType dtype) { return dtype != DType::i32 && dtype != DType::i64; }
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) n *= shape[d];
+  return n;
+}
+
+bool Tensor::contiguous() const {
+  int64_t expected = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+std::string Tensor::describe() const {
+  std::string s = std::string(dtype_name(dtype)) + "[";
+  for (int d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  s += "]";
+  if (!contiguous()) {
+    s += " strides [";
+    for (int d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(strides[d]);
+    s += "]";
+  }
+  return s;
+}
+
+Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape) {
+  Tensor t{.data = data, .dtype = dtype, .rank = static_cast<int>(shape.size())};
+  std::copy(shape.begin(), shape.end(), t.shape.begin());
+  int64_t stride = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    t.strides[d] = stride;
+    stride *= t.shape[d];
+  }
+  return t;
+}
+
+Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape,
+            std::initializer_list<int64_t> strides) {
+  Tensor t = view(data, dtype, shape);
+  std::copy(strides.begin(), strides.end(), t.strides.begin());
+  return t;
+}
+
+double load(const Tensor& t, int64_t offset) {
+  switch (t.dtype) {
+    case DType::f32:
+      return static_cast<const float*>(t.data)[offset];
+    case DType::f64:
+      return static_cast<const double*>(t.data)[offset];
+    default:
+      throw Error("dtype", dtype_name(t.dtype), "not a supported float dtype here");
+  }
+}
+
+void store(const Tensor& t, int64_t offset, double value) {
+  switch (t.dtype) {
+    case DType::f32:
+      static_cast<float*>(t.data)[offset] = static_cast<float>(value);
+      return;
+    case DType::f64:
+      static_cast<double*>(t.data)[offset] = value;
+      return;
+    default:
+      throw Error("dtype", dtype_name(t.dtype), "not a supported float dtype here");
+  }
+}
+
+int64_t load_index(const Tensor& t, int64_t offset) {
+  if (t.dtype == DType::i64) return static_cast<const int64_t*>(t.data)[offset];
+  return static_cast<const int32_t*>(t.data)[offset];
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const std::string& argument) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    throw Error(argument, std::to_string(a) + " * " + std::to_string(b), "size overflows int64");
+  }
+  return r;
+}
+
+namespace {
+
+// Bytes from the first to one past the last element; 0 for an empty view.
+int64_t span_bytes(const Tensor& t) {
+  if (t.numel() == 0) return 0;
+  int64_t last = 0;
+  for (int d = 0; d < t.rank; ++d) last += (t.shape[d] - 1) * t.strides[d];
+  return (last + 1) * static_cast<int64_t>(dtype_size(t.dtype));
+}
+
+}  // namespace
+
+void check_view(const Tensor& t, const std::string& name, int rank,
+                std::initializer_list<DType> dtypes) {
+  require(t.rank == rank, name + ".rank", t.rank, "must be " + std::to_string(rank));
+  if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
+    std::string allowed;
+    for (DType d : dtypes) allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(d));
+    throw Error(name + ".dtype", dtype_name(t.dtype), "must be " + allowed);
+  }
+  int64_t numel = 1, last = 0;
+  for (int d = 0; d < rank; ++d) {
+    const std::string dim = "[" + std::to_string(d) + "]";
+    require(t.shape[d] >= 0, name + ".shape" + dim, t.shape[d], "must be >= 0");
+    require(t.strides[d] >= 0, name + ".strides" + dim, t.strides[d], "must be >= 0");
+    numel = checked_mul(numel, t.shape[d], name + ".shape");
+  }
+  if (numel == 0) return;
+  for (int d = 0; d < rank; ++d) {
+    int64_t step = checked_mul(t.shape[d] - 1, t.strides[d], name + ".strides");
+    require(!__builtin_add_overflow(last, step, &last), name + ".strides", t.strides[d],
+            "extent overflows int64");
+  }
+  checked_mul(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), name + ".strides");
+  require(t.data != nullptr, name + ".data", "null", "must point to memory for a non-empty view");
+}
+
+void check_dim(const Tensor& t, const std::string& name, int dim, int64_t expected) {
+  require(t.shape[dim] == expected, name + ".shape[" + std::to_string(dim) + "]", t.shape[dim],
+          "must be " + std::to_string(expected));
+}
+
+void check_no_self_overlap(const Tensor& out, const std::string& name) {
+  if (out.numel() == 0) return;
+  std::vector<int> dims;
+  for (int d = 0; d < out.rank; ++d)
+    if (out.shape[d] > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(),
+            [&](int a, int b) { return out.strides[a] < out.strides[b]; });
+  int64_t extent = 1;  // elements spanned by the faster dims
+  for (int d : dims) {
+    require(out.strides[d] >= extent, name + ".strides[" + std::to_string(d) + "]", out.strides[d],
+            "makes two output elements share memory");
+    extent = out.strides[d] * (out.shape[d] - 1) + extent;
+  }
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  if (a.data != b.data || a.dtype != b.dtype || a.rank != b.rank) return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d])) return false;
+  return true;
+}
+
+namespace {
+
+// Byte range [lo, hi) covered by a view, split as rows of its largest stride: every element lies
+// at lo + r·row_bytes + u with u < inner_bytes. row_bytes = 0 when the view has one row.
+struct Footprint {
+  uintptr_t lo = 0, hi = 0;
+  int64_t row_bytes = 0, inner_bytes = 0;
+};
+
+Footprint footprint(const Tensor& t) {
+  const int64_t size = static_cast<int64_t>(dtype_size(t.dtype));
+  Footprint f;
+  f.lo = reinterpret_cast<uintptr_t>(t.data);
+  f.hi = f.lo + span_bytes(t);
+  int outer = -1;
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] > 1 && (outer < 0 || t.strides[d] > t.strides[outer])) outer = d;
+  if (outer < 0) return f;
+  int64_t inner_last = 0;
+  for (int d = 0; d < t.rank; ++d)
+    if (d != outer) inner_last += (t.shape[d] - 1) * t.strides[d];
+  f.row_bytes = t.strides[outer] * size;
+  f.inner_bytes = (inner_last + 1) * size;
+  return f;
+}
+
+}  // namespace
+
+void check_no_overlap(const Tensor& out, const std::string& out_name, const Tensor& in,
+                      const std::string& in_name, bool allow_identical) {
+  if (span_bytes(out) == 0 || span_bytes(in) == 0) return;
+  if (allow_identical && same_view(out, in)) return;
+  const Footprint a = footprint(out), b = footprint(in);
+  bool disjoint = a.hi <= b.lo || b.hi <= a.lo;
+  // Views interleaved in one buffer (q, k and v packed per token) share rows of the same stride
+  // but not the bytes inside a row: disjoint when their in-row intervals miss each other mod row.
+  if (!disjoint && a.row_bytes > 0 && a.row_bytes == b.row_bytes && a.inner_bytes <= a.row_bytes &&
+      b.inner_bytes <= b.row_bytes) {
+    const int64_t row = a.row_bytes;
+    const int64_t diff = static_cast<int64_t>(b.lo - a.lo);
+    const int64_t shift = (diff % row + row) % row;
+    // b's interval starts `shift` bytes into a's row frame (mod row).
+    const bool b_after_a = shift >= a.inner_bytes && shift + b.inner_bytes <= row;
+    disjoint = b_after_a;
+  }
+  require(disjoint, out_name + ".data", std::to_string(a.lo),
+          "overlaps " + in_name + (allow_identical ? " without being the same view" : ""));
+}
+
+void check_positions(const Tensor& positions, const std::string& name, int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < positions.shape[0]; ++i) {
+    int64_t p = load_index(positions, positions.offset(i));
+    require(p >= lo && p <= hi, name + "[" + std::to_string(i) + "]", std::to_string(p),
+            "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+}
+
+}  // namespace posenc

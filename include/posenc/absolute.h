@@ -1,0 +1,25 @@
+// absolute: a learned position table, out[t, c] = x[t, c] + table[positions[t], c].
+//
+// Shapes: x, out [tokens, dim]; table [rows, dim]; positions i64 [tokens], each in [0, rows):
+// a learned table has no row past its length. Batches fold into tokens. out may be x (in place).
+//
+// Tolerance unit: ulp_f32 of the exact sum; one f32 rounding of x + table is exact, so the
+// reference's bound is 0 and any kernel can meet it.
+#pragma once
+
+#include "posenc/kernel.h"
+#include "posenc/tensor.h"
+
+namespace posenc {
+
+struct AbsoluteCall {
+  static constexpr Family kFamily = Family::absolute;
+
+  Tensor x, table, positions, out;
+  int threads = 0;
+
+  void validate() const;
+  uint64_t required_variants() const;
+};
+
+}  // namespace posenc

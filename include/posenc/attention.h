@@ -1,0 +1,50 @@
+// attention: out = softmax(scale·q·kᵀ + bias + mask)·v, per query head, with grouped-query heads.
+//
+// Shapes: q [tq, hq, d], k [tk, hkv, d], v [tk, hkv, dv], out [tq, hq, dv]; hq is a multiple of
+// hkv and query head h reads kv head h / (hq / hkv). bias, if given, is [hq, tq, tk]. scale
+// defaults (NaN) to 1/√d. Causal masking hides key j from query i when k_pos[j] > q_pos[i]; without
+// explicit positions q_pos[i] = tk − tq + i and k_pos[j] = j (queries are the last tq tokens, as
+// when decoding against a KV cache). Softmax subtracts the row maximum.
+//
+// A row with no visible key (every key masked, tk = 0, or every bias −∞) is defined as all zeros,
+// as FlashAttention returns; NaN inputs propagate as NaN.
+//
+// Tolerance unit: |got − ref| ≤ bound · ulp_f32(vmax) · (1 + |scale|·‖q_i‖·kmax), where vmax is the
+// largest |v| in the element's kv head and column, and kmax the largest ‖k_j‖ in that head.
+#pragma once
+
+#include <cmath>
+#include <optional>
+
+#include "posenc/kernel.h"
+#include "posenc/tensor.h"
+
+namespace posenc {
+
+enum class Mask : uint8_t { none, causal };
+
+namespace variant {
+inline constexpr uint64_t attention_causal = kFamilyVariant0 << 0;
+inline constexpr uint64_t attention_bias = kFamilyVariant0 << 1;
+inline constexpr uint64_t attention_gqa = kFamilyVariant0 << 2;  // hq != hkv
+inline constexpr uint64_t attention_positions = kFamilyVariant0 << 3;
+}  // namespace variant
+
+struct AttentionCall {
+  static constexpr Family kFamily = Family::attention;
+
+  Tensor q, k, v, out;
+  Mask mask = Mask::none;
+  std::optional<Tensor> q_positions, k_positions;  // i64 [tq], [tk]; only read when causal
+  std::optional<Tensor> bias;                      // [hq, tq, tk]
+  double scale = std::nan("");                     // NaN means 1/√d
+  int threads = 0;
+
+  void validate() const;
+  uint64_t required_variants() const;
+  double resolved_scale() const;
+  int64_t q_position(int64_t i) const;  // after validate()
+  int64_t k_position(int64_t j) const;
+};
+
+}  // namespace posenc

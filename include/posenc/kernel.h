@@ -1,0 +1,68 @@
+// What every family shares: the family names, the variant bits an implementation declares, and
+// Impl, one registry entry. A family's Call struct (in its own header) is the whole problem for
+// one kernel invocation; Impl<Call> runs it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+
+#include "posenc/tensor.h"
+
+namespace posenc {
+
+enum class Family : uint8_t {
+  attention,
+  absolute,
+  sinusoidal,
+  rope_frequencies,
+  rope_cache,
+  rope,
+  alibi,
+  t5,
+};
+const char* family_name(Family family);
+
+// Variant bits. Bits below kFamilyVariant0 mean the same in every family; each family header
+// defines its own bits from kFamilyVariant0 up.
+namespace variant {
+inline constexpr uint64_t f32 = 1u << 0;
+inline constexpr uint64_t bf16 = 1u << 1;
+inline constexpr uint64_t f16 = 1u << 2;
+inline constexpr uint64_t strided = 1u << 3;   // any view that is not row-major contiguous
+inline constexpr uint64_t in_place = 1u << 4;  // output is the same view as an input
+inline constexpr uint64_t kFamilyVariant0 = 1u << 8;
+}  // namespace variant
+
+// The dtype bit of each float view and the strided bit if any view is not row-major contiguous.
+uint64_t view_variants(std::initializer_list<const Tensor*> views);
+
+// Thread count of a call: 0 means POSENC_NUM_THREADS if set, else the hardware's concurrency.
+// Implementations must give bitwise-identical output for every thread count.
+int resolve_threads(int requested);
+
+// One implementation of a family. The registry keeps one table of these per family, reference
+// first. `bound` is the implementation's stated accuracy in its family's tolerance unit (see the
+// family header); the property suite holds it to that bound.
+template <class Call>
+struct Impl {
+  std::string name;       // "<family>/<impl>", e.g. "rope/reference", "rope/hwy:AVX3"
+  uint64_t variants = 0;  // variant bits it supports
+  double bound = 0;       // stated accuracy, family tolerance unit
+  std::function<void(const Call&)> run;
+  // Null, or returns "", when this machine can run it; otherwise why not (shown, never silently
+  // skipped).
+  std::function<std::string()> unavailable;
+  bool threaded = false;  // honours Call::threads
+
+  std::string unavailable_reason() const { return unavailable ? unavailable() : std::string(); }
+};
+
+// Whether `impl` declares every variant `call` needs.
+template <class Call>
+bool supports(const Impl<Call>& impl, const Call& call) {
+  return (call.required_variants() & ~impl.variants) == 0;
+}
+
+}  // namespace posenc

@@ -1,0 +1,58 @@
+// rope: rotary position embedding applied to queries and keys.
+//
+// For token t with position p = positions[t], every head of q (and of k, if given) has its first
+// rotary_dim dims rotated pairwise by θ_i = p·ω_i (−θ_i when inverse):
+//   (a, b) → (a·c − b·s, a·s + b·c), c = f·cos θ_i, s = f·sin θ_i, f the attention factor,
+// with pairs (i, i + d/2) in the half-split layout (NeoX, Llama) and (2i, 2i + 1) interleaved
+// (GPT-J). Dims from rotary_dim to head_dim pass through bit-exactly. The angles come from the
+// cos/sin cache when one is given (see rope_cache.h: it already holds f), else from base and
+// scaling (see rope_frequencies.h).
+//
+// Shapes: q, q_out [tokens, hq, head_dim]; k, k_out [tokens, hk, head_dim] (hk may differ from
+// hq); positions i64 [tokens] in [0, kMaxPosition], and below the cache's rows when cached. Each
+// output is either its input's exact view (in place) or disjoint from every input.
+//
+// Tolerance unit: |got − ref| ≤ bound · ulp_f32(f·‖(a, b)‖) for each rotated element, (a, b) its
+// input pair; the pass-through tail must be bit-exact.
+#pragma once
+
+#include <optional>
+
+#include "posenc/kernel.h"
+#include "posenc/rope_frequencies.h"
+#include "posenc/tensor.h"
+
+namespace posenc {
+
+enum class RopeLayout : uint8_t { half_split, interleaved };
+const char* layout_name(RopeLayout layout);
+
+namespace variant {
+inline constexpr uint64_t rope_half_split = kFamilyVariant0 << 0;
+inline constexpr uint64_t rope_interleaved = kFamilyVariant0 << 1;
+inline constexpr uint64_t rope_partial = kFamilyVariant0 << 2;  // rotary_dim < head_dim
+inline constexpr uint64_t rope_inverse = kFamilyVariant0 << 3;
+inline constexpr uint64_t rope_cached = kFamilyVariant0 << 4;  // cos/sin given
+inline constexpr uint64_t rope_key = kFamilyVariant0 << 5;     // k given
+}  // namespace variant
+
+struct RopeCall {
+  static constexpr Family kFamily = Family::rope;
+
+  Tensor q, q_out;
+  std::optional<Tensor> k, k_out;
+  Tensor positions;
+  int64_t rotary_dim = 0;
+  RopeLayout layout = RopeLayout::half_split;
+  bool inverse = false;
+  double base = 10000.0;           // read when no cache is given
+  RopeScaling scaling;             // read when no cache is given
+  std::optional<Tensor> cos, sin;  // f32 [rows, rotary_dim/2]
+  int threads = 0;
+
+  void validate() const;
+  uint64_t required_variants() const;
+  bool cached() const { return cos.has_value(); }
+};
+
+}  // namespace posenc

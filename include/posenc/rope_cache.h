@@ -1,0 +1,28 @@
+// rope_cache: the cos/sin table engines precompute (vLLM's cos_sin_cache, FlashInfer's cache API):
+//   cos[p, i] = a·cos(p·ω_i), sin[p, i] = a·sin(p·ω_i), p < rows, i < rotary_dim/2,
+// with ω and the attention factor a from rope_frequencies. vLLM's [rows, rotary_dim] layout is
+// cos = view(cache, [rows, d/2], strides [d, 1]) and sin the same view at cache + d/2.
+//
+// Tolerance unit: |got − ref| ≤ bound · ulp_f32(a).
+#pragma once
+
+#include "posenc/kernel.h"
+#include "posenc/rope_frequencies.h"
+#include "posenc/tensor.h"
+
+namespace posenc {
+
+struct RopeCacheCall {
+  static constexpr Family kFamily = Family::rope_cache;
+
+  int64_t rotary_dim = 0;
+  double base = 10000.0;
+  RopeScaling scaling;
+  Tensor cos, sin;  // out, f32 [rows, rotary_dim/2]; rows − 1 ≤ kMaxPosition
+  int threads = 0;
+
+  void validate() const;
+  uint64_t required_variants() const;
+};
+
+}  // namespace posenc

@@ -1,0 +1,81 @@
+// Non-owning strided tensor views. Shapes and strides count elements, not bytes, as in DLPack, so
+// padded, permuted and sliced views need no copy.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+namespace posenc {
+
+enum class DType : uint8_t { f32, f64, bf16, f16, i32, i64 };
+
+const char* dtype_name(DType dtype);
+size_t dtype_size(DType dtype);
+bool is_float(DType dtype);
+
+inline constexpr int kMaxRank = 4;
+
+struct Tensor {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  int rank = 0;
+  std::array<int64_t, kMaxRank> shape{};
+  std::array<int64_t, kMaxRank> strides{};  // in elements
+
+  int64_t numel() const;  // assumes validated shape
+  // Element offset of a multi-index; the caller keeps it in range.
+  int64_t offset(int64_t i0) const { return i0 * strides[0]; }
+  int64_t offset(int64_t i0, int64_t i1) const { return i0 * strides[0] + i1 * strides[1]; }
+  int64_t offset(int64_t i0, int64_t i1, int64_t i2) const {
+    return i0 * strides[0] + i1 * strides[1] + i2 * strides[2];
+  }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+  bool contiguous() const;
+  std::string describe() const;  // "f32[3, 4, 8] strides [32, 8, 1]"
+};
+
+// A row-major contiguous view.
+Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape);
+// A view with explicit strides (elements).
+Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape,
+            std::initializer_list<int64_t> strides);
+
+// Reads one element as double / writes one element rounded once from double. Any float dtype.
+double load(const Tensor& t, int64_t offset);
+void store(const Tensor& t, int64_t offset, double value);
+// Reads one element of an i32 or i64 tensor.
+int64_t load_index(const Tensor& t, int64_t offset);
+
+// ---- Validation helpers shared by every family's validate(). All throw posenc::Error. ----
+
+// a * b, or Error naming `argument` on int64 overflow.
+int64_t checked_mul(int64_t a, int64_t b, const std::string& argument);
+
+// Checks rank, dtype, non-negative shape and strides, that the extent fits in int64 bytes and that
+// data is non-null when the view is non-empty.
+void check_view(const Tensor& t, const std::string& name, int rank,
+                std::initializer_list<DType> dtypes);
+// Checks t.shape[dim] == expected.
+void check_dim(const Tensor& t, const std::string& name, int dim, int64_t expected);
+// An output must not have two indices that share an element (stride 0, overlapping strides).
+void check_no_self_overlap(const Tensor& out, const std::string& name);
+// An output must not share memory with an input, unless `allow_identical` and the two views are
+// the same (data, dtype, shape and strides): that is the in-place case.
+void check_no_overlap(const Tensor& out, const std::string& out_name, const Tensor& in,
+                      const std::string& in_name, bool allow_identical = false);
+bool same_view(const Tensor& a, const Tensor& b);
+// Every index in [lo, hi]; the error names "name[i]" and the value.
+void check_positions(const Tensor& positions, const std::string& name, int64_t lo, int64_t hi);
+
+// Positions are token indices: they lie in [0, kMaxPosition]. The fp64 oracles are accurate to a
+// fraction of an f32 ulp up to here (angle error ≈ p·2⁻⁵³).
+inline constexpr int64_t kMaxPosition = int64_t{1} << 24;
+
+}  // namespace posenc

@@ -1,0 +1,80 @@
+#include "properties/arena.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace posenc::harness {
+
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::contiguous:
+      return "contiguous";
+    case Layout::padded:
+      return "padded";
+    case Layout::permuted:
+      return "permuted";
+  }
+  return "?";
+}
+
+Tensor Arena::alloc(DType dtype, std::vector<int64_t> shape, Layout layout) {
+  Tensor t;
+  t.dtype = dtype;
+  t.rank = static_cast<int>(shape.size());
+  std::copy(shape.begin(), shape.end(), t.shape.begin());
+  // Memory order of the dims: row-major, or with the innermost two swapped.
+  std::vector<int> order(t.rank);
+  for (int d = 0; d < t.rank; ++d) order[d] = d;
+  if (layout == Layout::permuted && t.rank >= 2) std::swap(order[t.rank - 1], order[t.rank - 2]);
+  int64_t stride = 1, extent = 1;
+  for (int k = t.rank - 1; k >= 0; --k) {
+    const int d = order[k];
+    t.strides[d] = stride;
+    const int64_t pad = layout == Layout::contiguous ? 0 : 1 + d % 3;
+    stride *= t.shape[d] + pad;
+    extent = stride;
+  }
+  const size_t elem = dtype_size(dtype);
+  const size_t payload = static_cast<size_t>(std::max<int64_t>(extent, 1)) * elem;
+  Block b;
+  b.size = kGuardBytes + payload + kGuardBytes;
+  b.payload = kGuardBytes;
+  b.bytes.reset(new uint8_t[b.size]);
+  std::memset(b.bytes.get(), kPoison, b.size);
+  t.data = b.bytes.get() + b.payload;
+  blocks_.push_back(std::move(b));
+  return t;
+}
+
+void Arena::snapshot() {
+  for (Block& b : blocks_) b.before.assign(b.bytes.get(), b.bytes.get() + b.size);
+}
+
+std::optional<std::string> Arena::stray_write(const std::vector<Tensor>& outputs) const {
+  // Byte ranges the outputs may write.
+  std::vector<std::pair<uintptr_t, uintptr_t>> allowed;
+  for (const Tensor& t : outputs) {
+    const size_t elem = dtype_size(t.dtype);
+    for_each_offset(t, [&](int64_t off) {
+      auto p = reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(off) * elem;
+      allowed.emplace_back(p, p + elem);
+    });
+  }
+  std::sort(allowed.begin(), allowed.end());
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = blocks_[i];
+    for (size_t k = 0; k < b.size; ++k) {
+      if (b.bytes[k] == b.before[k]) continue;
+      auto p = reinterpret_cast<uintptr_t>(b.bytes.get() + k);
+      auto it = std::upper_bound(allowed.begin(), allowed.end(), std::make_pair(p, UINTPTR_MAX));
+      if (it != allowed.begin() && p < std::prev(it)->second) continue;
+      const auto offset = static_cast<long long>(k) - static_cast<long long>(b.payload);
+      return "buffer #" + std::to_string(i) + " byte " + std::to_string(offset) +
+             (offset < 0 ? " (guard before)" : "");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace posenc::harness

@@ -1,0 +1,105 @@
+#include "properties/compare.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+namespace posenc::harness {
+
+double ulp_f32(double x) {
+  x = std::fabs(x);
+  if (!(x >= 0x1p-126)) return 0x1p-149;
+  int exponent;
+  std::frexp(x, &exponent);  // x = m·2^exponent, m in [0.5, 1)
+  return std::ldexp(1.0, exponent - 24);
+}
+
+double ulp_f64(double x) {
+  x = std::fabs(x);
+  if (!(x >= 0x1p-1022)) return 0x1p-1074;
+  int exponent;
+  std::frexp(x, &exponent);
+  return std::ldexp(1.0, exponent - 53);
+}
+
+void Comparison::merge(const Comparison& other) {
+  checked += other.checked;
+  const bool take = (ok && !other.ok) || (ok == other.ok && other.worst > worst);
+  if (take) {
+    worst = other.worst;
+    where = other.where;
+    expected = other.expected;
+    got = other.got;
+    error = other.error;
+    allowed = other.allowed;
+  }
+  ok = ok && other.ok;
+  bound = std::max(bound, other.bound);
+}
+
+std::string Comparison::describe() const {
+  if (where.empty()) return fmt::format("{} elements, all equal", checked);
+  return fmt::format(
+      "{}: expected {:.9g}, got {:.9g}, error {:.3g} {} allowed {:.3g} ({:.3g} units, bound {})",
+      where, expected, got, error, ok ? "<=" : ">", allowed, worst, bound);
+}
+
+namespace {
+
+bool same_bits(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+}  // namespace
+
+Comparison compare(const std::string& name, const Tensor& expected, const Tensor& got, double bound,
+                   const UnitFn& unit) {
+  Comparison c;
+  c.bound = bound;
+  if (expected.numel() == 0) return c;
+  std::array<int64_t, kMaxRank> index{};
+  for (;;) {
+    int64_t expected_off = 0, got_off = 0;
+    for (int d = 0; d < expected.rank; ++d) {
+      expected_off += index[d] * expected.strides[d];
+      got_off += index[d] * got.strides[d];
+    }
+    const double e = load(expected, expected_off), g = load(got, got_off);
+    ++c.checked;
+    double units, error, allowed;
+    bool pass;
+    if (std::isnan(e) || std::isinf(e) || std::isnan(g) || std::isinf(g)) {
+      pass = std::isnan(e) ? std::isnan(g) : e == g;
+      error = pass ? 0 : INFINITY;
+      allowed = 0;
+      units = pass ? 0 : INFINITY;
+    } else {
+      const double u = unit(index.data());
+      error = std::fabs(g - e);
+      allowed = bound * u;
+      units = error / u;
+      pass = bound == 0 ? same_bits(e, g) : error <= allowed;
+    }
+    // Keep the first failure over any pass, then the largest error.
+    if ((!pass && c.ok) || (pass == c.ok && units > c.worst) || c.where.empty()) {
+      c.ok = c.ok && pass;
+      c.worst = units;
+      std::string at = name + "[";
+      for (int d = 0; d < expected.rank; ++d) at += (d ? ", " : "") + std::to_string(index[d]);
+      c.where = at + "]";
+      c.expected = e;
+      c.got = g;
+      c.error = error;
+      c.allowed = allowed;
+    }
+    int d = expected.rank - 1;
+    while (d >= 0 && ++index[d] == expected.shape[d]) index[d--] = 0;
+    if (d < 0) break;
+  }
+  return c;
+}
+
+}  // namespace posenc::harness

@@ -1,0 +1,87 @@
+// The harness core: a Problem builds one call's buffers in an Arena; `differential` runs the
+// reference and an implementation on identical copies and checks guard bytes and tolerance.
+// Each family's properties/<family>.cc provides outputs(), compare() and smoke problems.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "posenc/registry.h"
+#include "properties/arena.h"
+#include "properties/compare.h"
+
+namespace posenc::harness {
+
+// One problem: its description and a deterministic builder. Building twice gives two independent
+// copies with identical contents.
+template <class Call>
+struct Problem {
+  std::string label;
+  std::function<Call(Arena&)> build;
+};
+
+// Per family (defined in properties/<family>.cc):
+//   std::vector<Tensor> outputs(const Call&);
+//   Comparison compare(const Call& expected, const Call& got, double bound);
+//   std::vector<Problem<Call>> smoke_problems();
+std::vector<Tensor> outputs(const AttentionCall& call);
+std::vector<Tensor> outputs(const AbsoluteCall& call);
+std::vector<Tensor> outputs(const SinusoidalCall& call);
+Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound);
+Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound);
+Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
+template <class Call>
+std::vector<Problem<Call>> smoke_problems();
+
+// Deterministic values for a problem's inputs.
+class Values {
+ public:
+  explicit Values(uint64_t seed) : rng_(seed) {}
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng_);
+  }
+  int64_t integer(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  // Fills a float view with uniform values in [lo, hi).
+  void fill(const Tensor& t, double lo = -1, double hi = 1);
+  // Fills an index view with integers in [lo, hi].
+  void fill_index(const Tensor& t, int64_t lo, int64_t hi);
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// The outcome of running one implementation on one problem.
+struct Outcome {
+  bool ok = true;
+  std::string failure;  // empty when ok
+  Comparison comparison;
+};
+
+template <class Call>
+Outcome differential(const Impl<Call>& impl, const Problem<Call>& problem) {
+  Outcome o;
+  Arena ref_arena, got_arena;
+  const Call expected = problem.build(ref_arena);
+  reference_impl<Call>().run(expected);
+  const Call got = problem.build(got_arena);
+  got_arena.snapshot();
+  try {
+    impl.run(got);
+  } catch (const std::exception& e) {
+    return {false, std::string("threw: ") + e.what(), {}};
+  }
+  if (auto stray = got_arena.stray_write(outputs(got))) {
+    return {false, "wrote outside its outputs: " + *stray, {}};
+  }
+  o.comparison = compare(expected, got, impl.bound);
+  o.ok = o.comparison.ok;
+  if (!o.ok) o.failure = o.comparison.describe();
+  return o;
+}
+
+}  // namespace posenc::harness

@@ -1,0 +1,58 @@
+// softmax(scale·q·kᵀ + bias + mask)·v in fp64, one query row and head at a time.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "reference/reference.h"
+
+namespace posenc::reference {
+
+void attention(const AttentionCall& call) {
+  call.validate();
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
+  const int64_t tk = k.shape[0], group = hq / k.shape[1], dv = v.shape[2];
+  const double scale = call.resolved_scale();
+  const double kMasked = -std::numeric_limits<double>::infinity();
+  std::vector<double> score(tk), acc(dv);
+
+  for (int64_t h = 0; h < hq; ++h) {
+    const int64_t kvh = h / group;
+    for (int64_t i = 0; i < tq; ++i) {
+      // Scores; a masked key gets −∞ and is never read again.
+      double row_max = kMasked;
+      bool any_nan = false;
+      for (int64_t j = 0; j < tk; ++j) {
+        if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i)) {
+          score[j] = kMasked;
+          continue;
+        }
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
+        score[j] = scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+        if (std::isnan(score[j])) any_nan = true;
+        if (score[j] > row_max) row_max = score[j];
+      }
+      // softmax with the row maximum subtracted; keys at −∞ contribute nothing, not even NaN.
+      std::fill(acc.begin(), acc.end(), 0.0);
+      double total = 0;
+      if (any_nan) {
+        std::fill(acc.begin(), acc.end(), std::nan(""));
+        total = 1;
+      } else if (row_max != kMasked) {
+        for (int64_t j = 0; j < tk; ++j) {
+          if (score[j] == kMasked) continue;
+          const double w = std::exp(score[j] - row_max);
+          total += w;
+          for (int64_t c = 0; c < dv; ++c) acc[c] += w * load(v, v.offset(j, kvh, c));
+        }
+      }
+      // No visible key: the row is defined as zeros.
+      for (int64_t c = 0; c < dv; ++c)
+        store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+    }
+  }
+}
+
+}  // namespace posenc::reference

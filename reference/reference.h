@@ -1,0 +1,26 @@
+// The oracle: one scalar fp64 kernel per family, written to read like the formula. Each validates
+// its call first, computes in double, and rounds once to the output dtype. Nothing here shares a
+// table or cache with the code under test.
+#pragma once
+
+#include "posenc/absolute.h"
+#include "posenc/alibi.h"
+#include "posenc/attention.h"
+#include "posenc/rope.h"
+#include "posenc/rope_cache.h"
+#include "posenc/rope_frequencies.h"
+#include "posenc/sinusoidal.h"
+#include "posenc/t5.h"
+
+namespace posenc::reference {
+
+void attention(const AttentionCall& call);
+void absolute(const AbsoluteCall& call);
+void sinusoidal(const SinusoidalCall& call);
+void rope_frequencies(const RopeFrequenciesCall& call);
+void rope_cache(const RopeCacheCall& call);
+void rope(const RopeCall& call);
+void alibi(const AlibiCall& call);
+void t5(const T5Call& call);
+
+}  // namespace posenc::reference

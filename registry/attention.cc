@@ -1,0 +1,18 @@
+// Every attention implementation, reference first.
+#include "posenc/registry.h"
+#include "reference/reference.h"
+
+namespace posenc {
+
+template <>
+const std::vector<Impl<AttentionCall>>& implementations<AttentionCall>() {
+  static const std::vector<Impl<AttentionCall>> table = {
+      {.name = "attention/reference",
+       .variants = kAllVariants,
+       .bound = 0,
+       .run = reference::attention},
+  };
+  return table;
+}
+
+}  // namespace posenc
