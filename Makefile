@@ -43,7 +43,12 @@ test-release: release
 test-asan: asan
 	ctest --preset asan -j $(JOBS) -L unit
 
-test: test-release test-asan
+# libFuzzer: replay every corpus, fuzz each target briefly from a fixed seed, self-check, and
+# build the ClusterFuzzLite script's targets (label fuzz, about 5 minutes).
+test-fuzz: fuzz
+	ctest --preset fuzz -j $(JOBS) -L fuzz
+
+test: test-release test-asan test-fuzz
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format-14 -i

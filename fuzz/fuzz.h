@@ -47,9 +47,9 @@ extern "C" __attribute__((weak)) void __asan_set_error_report_callback(void (*)(
 
 namespace posenc::fuzz {
 
-// The reference with a tail bug: when an output of at least 7 elements has an innermost dim that
-// leaves a remainder of 3 after 4-wide vectors, it also stores one element past the output's last
-// element, as a vector tail loop that rounds up would.
+// The reference with a tail bug: when an output of at least 8 elements has a number of rows that
+// leaves 3 after blocks of 4, it also stores one element past the output's last element, as a
+// tail loop that rounds up would.
 template <class Call>
 Impl<Call> broken_tail() {
   const Impl<Call>& reference = reference_impl<Call>();
@@ -60,7 +60,7 @@ Impl<Call> broken_tail() {
             reference_impl<Call>().run(call);
             for (const Tensor& out : harness::outputs(call)) {
               const int inner = out.rank - 1;
-              if (out.rank < 1 || out.numel() < 7 || out.shape[inner] % 4 != 3) continue;
+              if (out.rank < 1 || out.numel() < 8 || out.shape[0] % 4 != 3) continue;
               int64_t last = 0;
               for (int d = 0; d < out.rank; ++d) last += (out.shape[d] - 1) * out.strides[d];
               store(out, last + out.strides[inner], 0.0);
