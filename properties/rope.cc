@@ -166,7 +166,7 @@ std::vector<Problem<RopeCall>> smoke_problems<RopeCall>() {
       rope_problem({5, 4, 2, 128, 128, R::half_split, K::llama3, C::none, false, true,
                     L::contiguous, DType::i64, 1 << 17},
                    6),
-      rope_problem({5, 2, 2, 96, 96, R::half_split, K::longrope, C::none, false, false, L::padded,
+      rope_problem({5, 2, 2, 96, 96, R::half_split, K::longrope, C::none, false, true, L::padded,
                     DType::i64, kTop},
                    7),
       rope_problem({8, 4, 1, 80, 64, R::half_split, K::yarn, C::built, false, false, L::contiguous,

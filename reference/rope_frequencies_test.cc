@@ -188,6 +188,19 @@ TEST(RopeFrequencies, YarnQwen) {
   EXPECT_NEAR(r.attention_factor, 1.138629436111989, 1e-15);  // 0.1·ln 4 + 1
 }
 
+// Every source clamps hi to d − 1 although the ramp runs over the d/2 pair indices: with a long
+// L₀ and a small base hi lies past the last pair, which then is not fully interpolated. d 128,
+// base 10000, factor 4, L₀ 131072: range [45, 70]. HF _compute_yarn_parameters, python3.
+TEST(RopeFrequencies, YarnRangeIsClampedToTheDimNotThePairs) {
+  const RopeScaling s{.kind = K::yarn, .factor = 4, .original_max_position = 131072};
+  const auto r = frequencies(kD, kBase, s);
+  expect_float64(
+      r.inv_freq,
+      {{60, 9.7805367552140758e-05}, {62, 6.5342550176002872e-05}, {63, 5.3119971295715086e-05}});
+  const auto plain = frequencies(kD, kBase, {});
+  EXPECT_GT(r.inv_freq[63], 1.5 * plain.inv_freq[63] / 4);  // far from ω/4
+}
+
 // HF test_llama3_rope_numerically: factor 10, low 1, high 4, original 2048, d 128, base 10000.
 TEST(RopeFrequencies, Llama3MatchesHfSnapshot) {
   const std::vector<double> expected = {
