@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posenc/registry.h"
@@ -50,6 +51,9 @@ std::vector<Problem<Call>> smoke_problems();
 // A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
 // LongRoPE, ...), shared by the rope families' problems.
 RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim);
+// vLLM's cos_sin_cache: one [rows, rotary_dim] f32 buffer, cos in the first half of each row and
+// sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
+std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim);
 
 // Deterministic values for a problem's inputs.
 class Values {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "properties/harness.h"
 #include "reference/reference.h"
@@ -119,9 +120,7 @@ Problem<RopeCall> rope_problem(RopeShape s, uint64_t seed) {
               call.positions.as<int32_t>()[0] = static_cast<int32_t>(s.max_position);
             const int64_t rows = s.max_position + 1, half = s.rotary_dim / 2;
             if (s.cache == Cache::built) {
-              const Tensor both = arena.alloc(DType::f32, {rows, s.rotary_dim});
-              call.cos = view(both.data, DType::f32, {rows, half}, {s.rotary_dim, 1});
-              call.sin = view(both.as<float>() + half, DType::f32, {rows, half}, {s.rotary_dim, 1});
+              std::tie(call.cos, call.sin) = vllm_cache(arena, rows, s.rotary_dim);
               reference_impl<RopeCacheCall>().run({.rotary_dim = s.rotary_dim,
                                                    .base = base,
                                                    .scaling = scaling,

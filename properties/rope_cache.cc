@@ -1,6 +1,8 @@
 // rope_cache: outputs, tolerance model and problems.
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "properties/harness.h"
 #include "reference/reference.h"
 
@@ -31,9 +33,7 @@ Problem<RopeCacheCall> cache_problem(int64_t rows, int64_t d, RopeScalingKind ki
           [=](Arena& arena) {
             RopeCacheCall call{.rotary_dim = d, .base = base, .scaling = scaling};
             if (vllm_layout) {
-              const Tensor both = arena.alloc(DType::f32, {rows, d});
-              call.cos = view(both.data, DType::f32, {rows, d / 2}, {d, 1});
-              call.sin = view(both.as<float>() + d / 2, DType::f32, {rows, d / 2}, {d, 1});
+              std::tie(call.cos, call.sin) = vllm_cache(arena, rows, d);
             } else {
               call.cos = arena.alloc(DType::f32, {rows, d / 2}, layout);
               call.sin = arena.alloc(DType::f32, {rows, d / 2}, layout);

@@ -1,5 +1,5 @@
-// rope_frequencies: outputs, tolerance model, problems, and the example scalings every rope family
-// shares.
+// rope_frequencies: outputs, tolerance model, problems, and what every rope family's problems
+// share (example scalings, vLLM's cache layout).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -46,6 +46,12 @@ RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim) {
       break;
   }
   return s;
+}
+
+std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d) {
+  const Tensor both = arena.alloc(DType::f32, {rows, d});
+  return {view(both.data, DType::f32, {rows, d / 2}, {d, 1}),
+          view(both.as<float>() + d / 2, DType::f32, {rows, d / 2}, {d, 1})};
 }
 
 std::vector<Tensor> outputs(const RopeFrequenciesCall& call) {
