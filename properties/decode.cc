@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 namespace posenc::harness {
@@ -84,7 +85,7 @@ void store_index(const Tensor& t, int64_t offset, int64_t value) {
   }
 }
 
-// A view into another allocation's memory, `offset` elements in (packed q/k, vLLM's cos/sin).
+// A view into another allocation's memory, `offset` elements in (q and k packed per token).
 Tensor subview(const Tensor& parent, int64_t offset, std::array<int64_t, kMaxRank> shape) {
   Tensor t = parent;
   t.data = static_cast<uint8_t*>(parent.data) + offset * dtype_size(parent.dtype);
@@ -493,10 +494,7 @@ Decoded<RopeCacheCall> decode<RopeCacheCall>(std::span<const uint8_t> bytes) {
     c.scaling = in.scaling(c.rotary_dim);
     const int64_t rows = in.size(0, 40), half = bounded(c.rotary_dim / 2, 64);
     if (in.coin()) {
-      // vLLM's cos_sin_cache [rows, rotary_dim]: cos and sin are the two halves of each row.
-      const Tensor cache = arena.alloc(DType::f32, {rows, 2 * half}, in.layout());
-      c.cos = subview(cache, 0, {rows, half});
-      c.sin = subview(cache, half * cache.strides[1], {rows, half});
+      std::tie(c.cos, c.sin) = vllm_cache(arena, rows, 2 * half);
     } else {
       c.cos = arena.alloc(DType::f32, {rows, half}, in.layout());
       c.sin = arena.alloc(DType::f32, {rows, half}, in.layout());

@@ -83,7 +83,7 @@ std::string expect_agreement(const Impl<Call>& impl, const Problem<Call>& proble
   } catch (const std::exception& e) {
     return std::string("threw when rerun with another thread count: ") + e.what();
   }
-  const Comparison same = compare(one, many, 0);
+  const Comparison same = compare_outputs(problem, one, many, 0);
   if (!same.ok) {
     return "threads=" + std::to_string(many.threads) +
            " differs from threads=1: " + same.describe();
