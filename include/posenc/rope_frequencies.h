@@ -51,9 +51,10 @@ struct RopeScaling {
 };
 
 namespace variant {
-// One bit per scaling kind, shared by every rope family.
+// One bit per scaling kind, shared by every rope family. An unknown kind has none: calls ask before
+// validate() rejects them, and a shift past 63 bits would be undefined.
 inline constexpr uint64_t scaling_bit(RopeScalingKind kind) {
-  return kFamilyVariant0 << (16 + static_cast<int>(kind));
+  return kind <= RopeScalingKind::longrope ? kFamilyVariant0 << (16 + static_cast<int>(kind)) : 0;
 }
 inline constexpr uint64_t all_scalings =
     scaling_bit(RopeScalingKind::none) | scaling_bit(RopeScalingKind::linear) |
