@@ -1,8 +1,9 @@
-#!/bin/bash -eu
+#!/bin/bash
 # ClusterFuzzLite / OSS-Fuzz build: the posenc libraries and one libFuzzer target per family,
 # compiled with the engine's $CC/$CXX/$CFLAGS/$CXXFLAGS and linked with $LIB_FUZZING_ENGINE.
 # Writes to $OUT each <family>_fuzz, its <target>_seed_corpus.zip, <target>.dict and
 # <target>.options. Builds in $WORK/build, so running it again is incremental.
+set -eu
 src="$SRC/posenc"
 
 # Debian/Ubuntu's fmt and Highway are built against libstdc++; OSS-Fuzz's default libc++ would

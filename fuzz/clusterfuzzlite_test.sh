@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs .clusterfuzzlite/build.sh the way OSS-Fuzz's `compile` would, without Docker: the engine's
-# variables set by hand, fresh $OUT and $SRC, and $WORK kept between runs so rebuilds are
-# incremental. Then checks every family's target, seed corpus, dictionary and options reached
+# variables set by hand, a fresh $OUT, and $WORK (with $SRC inside, as the build dir remembers its
+# source path) kept between runs so rebuilds are incremental. Then checks every family's target, seed corpus, dictionary and options reached
 # $OUT, and that each target replays its seed corpus from the zip.
 # Usage: clusterfuzzlite_test.sh <source dir> <work dir>
 set -eu
@@ -9,9 +9,9 @@ source_dir=$1
 export WORK=$2
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-export OUT="$scratch/out" SRC="$scratch/src"
-mkdir -p "$OUT" "$SRC" "$WORK"
-ln -s "$source_dir" "$SRC/posenc"
+export OUT="$scratch/out" SRC="$WORK/src"
+mkdir -p "$OUT" "$SRC"
+ln -sfn "$source_dir" "$SRC/posenc"
 export CC=clang-14 CXX=clang++-14
 export CFLAGS="-O1 -gline-tables-only -fsanitize=address,fuzzer-no-link"
 export CXXFLAGS="$CFLAGS -stdlib=libc++"  # as OSS-Fuzz sets it; build.sh must drop it
