@@ -292,7 +292,7 @@ std::string describe_views(const std::vector<Named>& views) {
 
 std::string number(double x) { return fmt::format("{:.17g}", x); }
 
-std::vector<Named> views(AttentionCall& c) {
+std::vector<Named> named_views(AttentionCall& c) {
   std::vector<Named> v = {{"q", &c.q, false}, {"k", &c.k, false}, {"v", &c.v, false}};
   if (c.q_positions) v.push_back({"q_positions", &*c.q_positions, false});
   if (c.k_positions) v.push_back({"k_positions", &*c.k_positions, false});
@@ -301,14 +301,14 @@ std::vector<Named> views(AttentionCall& c) {
   return v;
 }
 
-std::vector<Named> views(AbsoluteCall& c) {
+std::vector<Named> named_views(AbsoluteCall& c) {
   return {{"x", &c.x, false},
           {"table", &c.table, false},
           {"positions", &c.positions, false},
           {"out", &c.out, true}};
 }
 
-std::vector<Named> views(SinusoidalCall& c) {
+std::vector<Named> named_views(SinusoidalCall& c) {
   std::vector<Named> v;
   if (c.x) v.push_back({"x", &*c.x, false});
   if (c.positions) v.push_back({"positions", &*c.positions, false});
@@ -316,15 +316,15 @@ std::vector<Named> views(SinusoidalCall& c) {
   return v;
 }
 
-std::vector<Named> views(RopeFrequenciesCall& c) {
+std::vector<Named> named_views(RopeFrequenciesCall& c) {
   return {{"inv_freq", &c.inv_freq, true}, {"attention_factor", &c.attention_factor, true}};
 }
 
-std::vector<Named> views(RopeCacheCall& c) {
+std::vector<Named> named_views(RopeCacheCall& c) {
   return {{"cos", &c.cos, true}, {"sin", &c.sin, true}};
 }
 
-std::vector<Named> views(RopeCall& c) {
+std::vector<Named> named_views(RopeCall& c) {
   std::vector<Named> v = {{"q", &c.q, false}, {"positions", &c.positions, false}};
   if (c.k) v.push_back({"k", &*c.k, false});
   if (c.cos) v.push_back({"cos", &*c.cos, false});
@@ -334,7 +334,7 @@ std::vector<Named> views(RopeCall& c) {
   return v;
 }
 
-std::vector<Named> views(AlibiCall& c) {
+std::vector<Named> named_views(AlibiCall& c) {
   std::vector<Named> v = {{"q_positions", &c.q_positions, false},
                           {"k_positions", &c.k_positions, false},
                           {"bias", &c.bias, true}};
@@ -342,7 +342,7 @@ std::vector<Named> views(AlibiCall& c) {
   return v;
 }
 
-std::vector<Named> views(T5Call& c) {
+std::vector<Named> named_views(T5Call& c) {
   return {{"q_positions", &c.q_positions, false},
           {"k_positions", &c.k_positions, false},
           {"table", &c.table, false},
@@ -380,7 +380,7 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
     }
     c.scale = in.real(kNaN, -2, 2);
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -388,9 +388,9 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const AttentionCall& call) {
   AttentionCall c = call;
-  return describe_views(views(c)) + fmt::format("mask={} scale={} threads={}",
-                                                static_cast<int>(c.mask), number(c.scale),
-                                                c.threads);
+  return describe_views(named_views(c)) + fmt::format("mask={} scale={} threads={}",
+                                                      static_cast<int>(c.mask), number(c.scale),
+                                                      c.threads);
 }
 
 // ---- absolute ----
@@ -409,7 +409,7 @@ Decoded<AbsoluteCall> decode<AbsoluteCall>(std::span<const uint8_t> bytes) {
     in.fill_positions(c.positions, 0, rows - 1);
     c.out = in.coin() ? c.x : arena.alloc(DType::f32, {tokens, dim}, in.layout());
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -417,7 +417,7 @@ Decoded<AbsoluteCall> decode<AbsoluteCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const AbsoluteCall& call) {
   AbsoluteCall c = call;
-  return describe_views(views(c)) +
+  return describe_views(named_views(c)) +
          fmt::format("in_place={} threads={}", same_view(c.x, c.out), c.threads);
 }
 
@@ -441,7 +441,7 @@ Decoded<SinusoidalCall> decode<SinusoidalCall>(std::span<const uint8_t> bytes) {
     }
     c.base = in.real(10000, 1.0001, 1e6);
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     if (!c.positions && in.rare()) {
       // A table longer than 2²⁴ + 1 rows: rejected before any access, so it needs no memory.
       c.out.shape[0] = kMaxPosition + 1 + in.size(1, 3);
@@ -454,8 +454,9 @@ Decoded<SinusoidalCall> decode<SinusoidalCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const SinusoidalCall& call) {
   SinusoidalCall c = call;
-  return describe_views(views(c)) + fmt::format("base={} in_place={} threads={}", number(c.base),
-                                                c.x && same_view(*c.x, c.out), c.threads);
+  return describe_views(named_views(c)) + fmt::format("base={} in_place={} threads={}",
+                                                      number(c.base), c.x && same_view(*c.x, c.out),
+                                                      c.threads);
 }
 
 // ---- rope_frequencies ----
@@ -470,7 +471,7 @@ Decoded<RopeFrequenciesCall> decode<RopeFrequenciesCall>(std::span<const uint8_t
     c.inv_freq = arena.alloc(DType::f64, {bounded(c.rotary_dim / 2, 128)}, in.layout());
     c.attention_factor = arena.alloc(DType::f64, {1});
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -478,9 +479,9 @@ Decoded<RopeFrequenciesCall> decode<RopeFrequenciesCall>(std::span<const uint8_t
 template <>
 std::string describe(const RopeFrequenciesCall& call) {
   RopeFrequenciesCall c = call;
-  return describe_views(views(c)) + fmt::format("rotary_dim={} base={} scaling={} threads={}",
-                                                c.rotary_dim, number(c.base), c.scaling.describe(),
-                                                c.threads);
+  return describe_views(named_views(c)) + fmt::format("rotary_dim={} base={} scaling={} threads={}",
+                                                      c.rotary_dim, number(c.base),
+                                                      c.scaling.describe(), c.threads);
 }
 
 // ---- rope_cache ----
@@ -500,7 +501,7 @@ Decoded<RopeCacheCall> decode<RopeCacheCall>(std::span<const uint8_t> bytes) {
       c.sin = arena.alloc(DType::f32, {rows, half}, in.layout());
     }
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     if (in.rare()) {
       // More than 2²⁴ + 1 rows: rejected before any access, so it needs no memory.
       c.cos.shape[0] = c.sin.shape[0] = kMaxPosition + 1 + in.size(1, 3);
@@ -512,9 +513,9 @@ Decoded<RopeCacheCall> decode<RopeCacheCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const RopeCacheCall& call) {
   RopeCacheCall c = call;
-  return describe_views(views(c)) + fmt::format("rotary_dim={} base={} scaling={} threads={}",
-                                                c.rotary_dim, number(c.base), c.scaling.describe(),
-                                                c.threads);
+  return describe_views(named_views(c)) + fmt::format("rotary_dim={} base={} scaling={} threads={}",
+                                                      c.rotary_dim, number(c.base),
+                                                      c.scaling.describe(), c.threads);
 }
 
 // ---- rope ----
@@ -561,7 +562,7 @@ Decoded<RopeCall> decode<RopeCall>(std::span<const uint8_t> bytes) {
       in.fill_positions(c.positions, 0, kMaxPosition);
     }
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -569,9 +570,9 @@ Decoded<RopeCall> decode<RopeCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const RopeCall& call) {
   RopeCall c = call;
-  std::string s =
-      describe_views(views(c)) + fmt::format("rotary_dim={} layout={} inverse={} ", c.rotary_dim,
-                                             static_cast<int>(c.layout), c.inverse);
+  std::string s = describe_views(named_views(c)) +
+                  fmt::format("rotary_dim={} layout={} inverse={} ", c.rotary_dim,
+                              static_cast<int>(c.layout), c.inverse);
   if (!c.cached()) s += fmt::format("base={} scaling={} ", number(c.base), c.scaling.describe());
   return s + fmt::format("in_place={} threads={}", same_view(c.q, c.q_out), c.threads);
 }
@@ -593,7 +594,7 @@ Decoded<AlibiCall> decode<AlibiCall>(std::span<const uint8_t> bytes) {
     c.bias = arena.alloc(DType::f32, {heads, tq, tk}, in.layout());
     if (in.coin()) c.slopes = arena.alloc(DType::f32, {heads});
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -601,8 +602,9 @@ Decoded<AlibiCall> decode<AlibiCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const AlibiCall& call) {
   AlibiCall c = call;
-  return describe_views(views(c)) + fmt::format("n_heads={} max_bias={} causal={} threads={}",
-                                                c.n_heads, number(c.max_bias), c.causal, c.threads);
+  return describe_views(named_views(c)) + fmt::format("n_heads={} max_bias={} causal={} threads={}",
+                                                      c.n_heads, number(c.max_bias), c.causal,
+                                                      c.threads);
 }
 
 // ---- t5 ----
@@ -623,7 +625,7 @@ Decoded<T5Call> decode<T5Call>(std::span<const uint8_t> bytes) {
     in.fill(c.table);
     c.bias = arena.alloc(DType::f32, {heads, tq, tk}, in.layout());
     c.threads = in.threads();
-    in.corrupt(views(c));
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -631,10 +633,11 @@ Decoded<T5Call> decode<T5Call>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const T5Call& call) {
   T5Call c = call;
-  return describe_views(views(c)) + fmt::format(
-                                        "bidirectional={} n_buckets={} max_distance={} "
-                                        "threads={}",
-                                        c.bidirectional, c.n_buckets, c.max_distance, c.threads);
+  return describe_views(named_views(c)) + fmt::format(
+                                              "bidirectional={} n_buckets={} max_distance={} "
+                                              "threads={}",
+                                              c.bidirectional, c.n_buckets, c.max_distance,
+                                              c.threads);
 }
 
 }  // namespace posenc::harness
