@@ -30,11 +30,18 @@ struct Problem {
 std::vector<Tensor> outputs(const AttentionCall& call);
 std::vector<Tensor> outputs(const AbsoluteCall& call);
 std::vector<Tensor> outputs(const SinusoidalCall& call);
+std::vector<Tensor> outputs(const AlibiCall& call);
+std::vector<Tensor> outputs(const T5Call& call);
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound);
 Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound);
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
+Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound);
+Comparison compare(const T5Call& expected, const T5Call& got, double bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
+
+// Writes one element of an i32 or i64 view (positions), the inverse of load_index.
+void store_index(const Tensor& t, int64_t offset, int64_t value);
 
 // Deterministic values for a problem's inputs.
 class Values {
@@ -54,6 +61,17 @@ class Values {
  private:
   std::mt19937_64 rng_;
 };
+
+// How a problem's query and key positions are chosen.
+enum class Positions : uint8_t {
+  cache,  // keys 0 … tk − 1, queries the last tq ≤ tk of them (prefill or decode on a cache)
+  shifted,     // the same, ending at kMaxPosition
+  duplicates,  // random in [0, 5]: repeated positions, keys after queries
+  wide,        // random in [0, kMaxPosition]
+};
+const char* positions_name(Positions kind);
+void fill_positions(const Tensor& q_positions, const Tensor& k_positions, Positions kind,
+                    Values& values);
 
 // The outcome of running one implementation on one problem.
 struct Outcome {
