@@ -147,6 +147,46 @@ TEST(AlibiReference, StridedBiasMatchesContiguous) {
       }
 }
 
+// The causal bias plugs into attention as its additive bias and mask at once. With the causal
+// mask instead, Press's and Hugging Face's form slope·k_pos (no −slope·q_pos term) gives the same
+// attention output: softmax ignores a constant per row (reference-values.md, ALiBi).
+TEST(AlibiReference, CausalBiasIsTheAttentionMaskAndMatchesPressForm) {
+  const int64_t t = 5, heads = 3, d = 4;
+  std::vector<float> q(t * heads * d), k(t * heads * d), v(t * heads * d);
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = static_cast<float>(std::sin(0.3 * i + 0.2));
+    k[i] = static_cast<float>(std::cos(0.7 * i));
+    v[i] = static_cast<float>(0.1 * (i % 9)) - 0.4f;
+  }
+  std::vector<int64_t> pos = {10, 11, 12, 13, 14};  // a chunk that does not start at 0
+  std::vector<float> ours(heads * t * t), press(heads * t * t), out_ours(q.size()),
+      out_press(q.size());
+  reference::alibi({.n_heads = heads,
+                    .causal = true,
+                    .q_positions = view(pos.data(), DType::i64, {t}),
+                    .k_positions = view(pos.data(), DType::i64, {t}),
+                    .bias = view(ours.data(), DType::f32, {heads, t, t})});
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t j = 0; j < t; ++j)
+        press[(h * t + i) * t + j] =
+            static_cast<float>(alibi_slope(h, heads, 8) * static_cast<double>(pos[j]));
+  AttentionCall call{.q = view(q.data(), DType::f32, {t, heads, d}),
+                     .k = view(k.data(), DType::f32, {t, heads, d}),
+                     .v = view(v.data(), DType::f32, {t, heads, d}),
+                     .out = view(out_ours.data(), DType::f32, {t, heads, d}),
+                     .bias = view(ours.data(), DType::f32, {heads, t, t})};
+  reference::attention(call);
+  call.out = view(out_press.data(), DType::f32, {t, heads, d});
+  call.mask = Mask::causal;
+  call.q_positions = view(pos.data(), DType::i64, {t});
+  call.k_positions = view(pos.data(), DType::i64, {t});
+  call.bias = view(press.data(), DType::f32, {heads, t, t});
+  reference::attention(call);
+  for (size_t i = 0; i < out_ours.size(); ++i) EXPECT_NEAR(out_ours[i], out_press[i], 2e-6) << i;
+  EXPECT_NE(out_ours[0], out_ours[heads * d]);  // rows differ: the check is not vacuous
+}
+
 class AlibiBadInput : public ::testing::Test {
  protected:
   AlibiBadInput() {
