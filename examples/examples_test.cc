@@ -1,5 +1,5 @@
 // The example plugins through the loader: the correct one matches the fp64 reference, the fp32
-// angle one drifts as positions grow.
+// angle one drifts as positions grow. (The property suite will check them in full.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -127,7 +127,37 @@ TEST(Examples, LearnedTableMatchesTheReference) {
   }
 }
 
-// ---- rope: golden values (the rope reference is not on this branch yet) ----
+// ---- rope: the differential check against the reference, then golden values ----
+
+// The rope smoke problems the examples support (on-the-fly angles, no or linear scaling).
+std::vector<harness::Problem<RopeCall>> supported_rope_problems() {
+  std::vector<harness::Problem<RopeCall>> supported;
+  for (auto& problem : harness::smoke_problems<RopeCall>()) {
+    Arena probe;
+    if (supports(only<RopeCall>(correct()), problem.build(probe))) supported.push_back(problem);
+  }
+  return supported;
+}
+
+TEST(Examples, CorrectRopeMatchesTheReference) {
+  const auto problems = supported_rope_problems();
+  EXPECT_GE(problems.size(), 2u);
+  for (const auto& problem : problems) {
+    const harness::Outcome o = harness::differential(only<RopeCall>(correct()), problem);
+    EXPECT_TRUE(o.ok) << problem.label << ": " << o.failure;
+    EXPECT_GT(o.comparison.checked, 0) << problem.label;
+    std::printf("example rope, %s: worst %.3g ulp\n", problem.label.c_str(), o.comparison.worst);
+  }
+}
+
+TEST(Examples, Fp32AnglesRopeFailsTheDifferentialCheck) {
+  for (const auto& problem : supported_rope_problems()) {
+    const harness::Outcome o = harness::differential(only<RopeCall>(fp32_angles()), problem);
+    EXPECT_FALSE(o.ok) << problem.label;
+    std::printf("fp32 angles rope, %s: worst %.3g ulp\n", problem.label.c_str(),
+                o.comparison.worst);
+  }
+}
 
 struct Rope {
   Arena arena;
