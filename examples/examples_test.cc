@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "plugin/loader.h"
+#include "properties/error_by_position.h"
 #include "properties/harness.h"
 #include "properties/testing.h"
 
@@ -197,6 +198,22 @@ TEST(Examples, RopeRotatesAPair) {
   }
   Rope zero({2, 1}, 0, 2);
   EXPECT_EQ(zero.run(correct()), (std::vector<float>{2, 1}));
+}
+
+TEST(Examples, ErrorByPositionOfTheRopeKernels) {
+  const auto good = harness::error_by_position(only<RopeCall>(correct()));
+  const auto bad = harness::error_by_position(only<RopeCall>(fp32_angles()));
+  ASSERT_EQ(good.size(), 25u);
+  ASSERT_EQ(bad.size(), 25u);
+  for (size_t i = 0; i < good.size(); ++i) {
+    EXPECT_TRUE(good[i].ok) << good[i].lo << ": " << good[i].failure;
+    std::printf("positions [%lld, %lld]: example %.3g, fp32_angles %.3g ulp\n",
+                static_cast<long long>(bad[i].lo), static_cast<long long>(bad[i].hi), good[i].worst,
+                bad[i].worst);
+  }
+  EXPECT_TRUE(bad[1].ok) << bad[1].failure;  // positions 1 and 2
+  EXPECT_FALSE(bad.back().ok);
+  EXPECT_GT(bad.back().worst, 1e5);
 }
 
 TEST(Examples, Fp32AnglesRopeDriftsAtLongPositions) {
