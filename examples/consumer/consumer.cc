@@ -23,8 +23,8 @@ int main() {
       ++cases;
     }
   // A crash in a child is a report, not the end of this process.
-  const auto crashed = plugin::run_isolated([]() -> std::string { __builtin_trap(); },
-                                            std::chrono::seconds(10));
+  const auto crashed =
+      plugin::run_isolated([]() -> std::string { __builtin_trap(); }, std::chrono::seconds(10));
   if (crashed.status != plugin::Isolated::Status::crashed) return 3;
   std::printf("consumer: %d cases passed; isolated crash reported: %s\n", cases,
               crashed.error.c_str());
