@@ -13,6 +13,7 @@ namespace {
 
 constexpr uintptr_t kAlignment = 64;  // the mirror keeps each address's offset modulo this
 constexpr uintptr_t kMaxRegion = uintptr_t{1} << 32;
+constexpr size_t kBlock = 4096;  // copy_back compares block by block
 
 // The byte extent [lo, hi) of a view, or why there is none to mirror.
 struct Extent {
@@ -119,9 +120,11 @@ void Mirror::map() {
       r.mapping = static_cast<uint8_t*>(m);
       mprotect(r.mapping, page, PROT_NONE);
       mprotect(r.mapping + page + r.accessible, page, PROT_NONE);
-      std::memset(r.mapping + page, kPoison, r.accessible);
       r.bytes = r.mapping + page + head;
-      if (!copy_memory(r.bytes, reinterpret_cast<const void*>(r.lo), size, false))
+      std::memset(r.mapping + page, kPoison, head);
+      std::memset(r.bytes + size, kPoison, r.accessible - head - size);
+      r.before.reset(new uint8_t[size]);
+      if (!copy_memory(r.before.get(), reinterpret_cast<const void*>(r.lo), size, false))
         problem = "memory not readable";
     }
     if (!problem.empty()) {
@@ -129,7 +132,7 @@ void Mirror::map() {
       r.views.clear();
       continue;
     }
-    r.before.assign(r.bytes, r.bytes + size);
+    std::memcpy(r.bytes, r.before.get(), size);
     for (size_t i : r.views) {
       Tensor& t = *views_[i].tensor;
       t.data = r.bytes + (reinterpret_cast<uintptr_t>(t.data) - r.lo);
@@ -145,15 +148,27 @@ std::optional<std::string> Mirror::copy_back() {
     std::vector<std::string> region_names;
     for (size_t i : r.views) region_names.push_back(views_[i].name);
     const size_t size = r.hi - r.lo;
+    // Runs of changed blocks, each written back from its first to its last changed byte (bytes
+    // in between that did not change are written back as they were).
+    const uint8_t* before = r.before.get();
+    auto changed = [&](size_t k) {
+      return std::memcmp(r.bytes + k, before + k, std::min(kBlock, size - k)) != 0;
+    };
     for (size_t k = 0; k < size;) {
-      if (r.bytes[k] == r.before[k]) {
-        ++k;
+      if (!changed(k)) {
+        k += kBlock;
         continue;
       }
       size_t end = k;
-      while (end < size && r.bytes[end] != r.before[end]) ++end;
-      if (!copy_memory(reinterpret_cast<void*>(r.lo + k), r.bytes + k, end - k, true) && !stray)
-        stray = "byte " + std::to_string(k) + " of the memory of " + names(region_names) +
+      while (end < size && changed(end)) end += kBlock;
+      end = std::min(end, size);
+      size_t first = k, last = end - 1;
+      while (r.bytes[first] == before[first]) ++first;
+      while (r.bytes[last] == before[last]) --last;
+      if (!copy_memory(reinterpret_cast<void*>(r.lo + first), r.bytes + first, last + 1 - first,
+                       true) &&
+          !stray)
+        stray = "byte " + std::to_string(first) + " of the memory of " + names(region_names) +
                 ", which is not writable";
       k = end;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,9 +51,9 @@ class Mirror {
     std::vector<size_t> views;   // indices into views_
     uint8_t* mapping = nullptr;  // guard page, slack, bytes, slack, guard page
     size_t mapping_size = 0;
-    uint8_t* bytes = nullptr;     // the mirror of lo
-    size_t accessible = 0;        // slack + bytes + slack, starting one page into the mapping
-    std::vector<uint8_t> before;  // the bytes as copied in
+    uint8_t* bytes = nullptr;           // the mirror of lo
+    size_t accessible = 0;              // slack + bytes + slack, starting one page into the mapping
+    std::unique_ptr<uint8_t[]> before;  // the bytes as copied in
   };
   std::vector<View> views_;
   std::vector<Region> regions_;
