@@ -7,6 +7,7 @@
 namespace posenc {
 
 void AlibiCall::validate() const {
+  check_threads(threads);
   require(n_heads >= 1, "n_heads", n_heads, "must be >= 1");
   require(std::isfinite(max_bias) && max_bias > 0, "max_bias", max_bias, "must be finite and > 0");
   check_view(q_positions, "q_positions", 1, {DType::i64, DType::i32});

@@ -143,6 +143,7 @@ std::string RopeScaling::describe() const {
 }
 
 void RopeFrequenciesCall::validate() const {
+  check_threads(threads);
   scaling.validate(rotary_dim, base);
   check_view(inv_freq, "inv_freq", 1, {DType::f64});
   check_dim(inv_freq, "inv_freq", 0, rotary_dim / 2);

@@ -7,6 +7,7 @@
 namespace posenc {
 
 void SinusoidalCall::validate() const {
+  check_threads(threads);
   check_view(out, "out", 2, {DType::f32});
   const int64_t tokens = out.shape[0], d = out.shape[1];
   require(d >= 2 && d % 2 == 0, "out.shape[1]", d, "model dim must be even and >= 2");

@@ -43,6 +43,20 @@ TYPED_TEST(Decode, EmptyInputIsAValidCall) {
   EXPECT_FALSE(decode<TypeParam>({}).only.has_value());
 }
 
+// Found by fuzzing the optimized kernels: a negative thread count passed validate() and the
+// reference, then the optimized kernel threw. validate() now rejects it for every implementation.
+TYPED_TEST(Decode, NegativeThreadsAreRejectedByValidate) {
+  Arena arena;
+  TypeParam call = decode<TypeParam>({}).problem.build(arena);
+  call.threads = -1;
+  try {
+    call.validate();
+    ADD_FAILURE() << "accepted threads = -1";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "threads") << e.what();
+  }
+}
+
 TYPED_TEST(Decode, SameBytesGiveTheSameCall) {
   std::mt19937_64 rng(1);
   for (int i = 0; i < 300; ++i) {
