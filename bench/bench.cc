@@ -230,7 +230,7 @@ std::map<std::pair<std::string, int>, double>& seconds_per_unit() {
 
 double budget_seconds() {
   const char* env = std::getenv("POSENC_BENCH_BUDGET");
-  if (env == nullptr || *env == '\0') return 15;
+  if (env == nullptr || *env == '\0') return 30;
   char* end = nullptr;
   const double seconds = std::strtod(env, &end);
   require(*end == '\0' && seconds > 0, "POSENC_BENCH_BUDGET", env, "must be seconds > 0");

@@ -66,6 +66,8 @@ std::pair<int64_t, int64_t> split(int64_t n, int part, int parts);
 // scale a[i] = s·a[i] in place, f32, over bytes/8 elements. Measured once per (bytes, threads) per
 // run and cached; kernels report roof_pct against it.
 double scale_roof(double bytes, int threads);
+// The same for copy, b[i] = a[i], over two arrays of bytes/8 elements each.
+double copy_roof(double bytes, int threads);
 // The roof/scale and roof/copy rows, at a few sizes from L1 to DRAM.
 void register_roof_rows();
 
@@ -113,7 +115,7 @@ struct Case {
 };
 
 // Seconds-per-unit budget: an implementation whose time on this case, predicted from the cases it
-// already ran, exceeds POSENC_BENCH_BUDGET seconds per call (default 15) is skipped with a message,
+// already ran, exceeds POSENC_BENCH_BUDGET seconds per call (default 30) is skipped with a message,
 // so a slow SIMD fallback cannot stretch `make bench` by hours. Returns the skip reason.
 std::optional<std::string> over_budget(const std::string& impl, int threads, double work);
 void record_speed(const std::string& impl, int threads, double work, double seconds_per_call);
@@ -146,8 +148,9 @@ class CaseSlot {
 CaseSlot& case_slot();
 
 // The body of one benchmark row: implementation `index` of Call's registry table on case `c` at
-// `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads)
-// and roof_GBps; with flops, flops_per_second; with a baseline, gemm_pct and gemm_GFLOPs.
+// `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads),
+// roof_GBps and copy_GBps (the two roofs); with flops, flops_per_second; with a baseline, gemm_pct
+// and gemm_GFLOPs.
 template <class Call>
 void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int threads) {
   const Impl<Call>& impl = implementations<Call>()[index];
@@ -158,7 +161,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
 
   Call call = case_slot().get(c);
   call.threads = threads;
-  const double roof = scale_roof(c.bytes, threads);
+  const double roof = scale_roof(c.bytes, threads), copy = copy_roof(c.bytes, threads);
   const double baseline = c.baseline_flops ? c.baseline_flops(threads) : 0;
   try {
     impl.run(call);  // warm-up; a rejected call surfaces here, outside the timed loop
@@ -176,6 +179,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   state.SetBytesProcessed(static_cast<int64_t>(c.bytes * static_cast<double>(state.iterations())));
   state.counters["roof_pct"] = Counter(100 * c.bytes / roof, Counter::kIsIterationInvariantRate);
   state.counters["roof_GBps"] = roof / 1e9;
+  state.counters["copy_GBps"] = copy / 1e9;
   if (c.flops > 0) {
     state.counters["flops_per_second"] = Counter(c.flops, Counter::kIsIterationInvariantRate);
   }

@@ -4,8 +4,8 @@
 usage: report.py build/bench.json > build/bench.md
 
 One table per family, one row per shape x threads x implementation: time per call, GB/s (bytes
-read + written), % of the scale roof at the same bytes and threads, and speedup over the fp64
-reference (which runs only the smaller cases, at 1 thread). Attention adds GFLOP/s and % of Eigen's
+read + written), % of the scale roof at the same bytes and threads, both roofs there, and speedup
+over the fp64 reference (which runs only the smaller cases, at 1 thread). Attention adds GFLOP/s and % of Eigen's
 GEMM on the same products. A roof table opens the report.
 """
 
@@ -67,8 +67,9 @@ def family_table(family, rows):
     for r in rows:
         if r["impl"] == "reference" and r["error"] is None:
             reference[r["shape"]] = r["seconds"]
-    head = "| shape | threads | implementation | time | GB/s | % roof | × reference |"
-    rule = "|---|---|---|---|---|---|---|"
+    head = ("| shape | threads | implementation | time | GB/s | % roof "
+            "| roof GB/s scale / copy | × reference |")
+    rule = "|---|---|---|---|---|---|---|---|"
     if attention:
         head += " GFLOP/s | % Eigen GEMM |"
         rule += "---|---|"
@@ -76,7 +77,7 @@ def family_table(family, rows):
     for r in rows:
         cells = [r["shape"], str(r["threads"]), r["impl"]]
         if r["error"] is not None:
-            cells += [r["error"], "", "", ""] + (["", ""] if attention else [])
+            cells += [r["error"], "", "", "", ""] + (["", ""] if attention else [])
         else:
             b = r["bench"]
             ref = reference.get(r["shape"])
@@ -85,6 +86,7 @@ def family_table(family, rows):
                 fmt_time(r["seconds"]),
                 fmt(gbps / 1e9 if gbps else None),
                 fmt(b.get("roof_pct")),
+                f"{fmt(b.get('roof_GBps'))} / {fmt(b.get('copy_GBps'))}" if "roof_GBps" in b else "—",
                 fmt(ref / r["seconds"] if ref else None),
             ]
             if attention:

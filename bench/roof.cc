@@ -1,7 +1,8 @@
 // The memory-bandwidth roof, STREAM-like: scale (a[i] = s·a[i], in place) and copy (b[i] = a[i]),
-// f32, split over 1 or 2 threads. scale_roof() measures scale at a kernel's exact byte count once
-// per run; the roof/* rows show scale and copy at a few sizes from L1 to DRAM.
+// f32, split over 1 or 2 threads. scale_roof() and copy_roof() measure at a kernel's exact byte
+// count once per run; the roof/* rows show both at a few sizes from L1 to DRAM.
 #include <map>
+#include <tuple>
 
 #include "bench/baselines.h"
 #include "bench/bench.h"
@@ -83,18 +84,30 @@ void register_roof_rows() {
   }
 }
 
-double scale_roof(double bytes, int threads) {
-  static std::map<std::pair<int64_t, int>, double> cache;
+namespace {
+
+// Measured once per (kind, elements, threads) per run.
+double roof(bool scale, double bytes, int threads) {
+  static std::map<std::tuple<bool, int64_t, int>, double> cache;
   const int64_t n = elements(bytes, threads);
-  auto [it, inserted] = cache.try_emplace({n, threads}, 0.0);
+  auto [it, inserted] = cache.try_emplace({scale, n, threads}, 0.0);
   if (inserted) {
     Buffers buffers(true);
     float* a = buffers.floats(n);
     std::fill(a, a + n, 1.0f);
-    it->second =
-        measure_rate(ScalePass{a, n, threads}, 8.0 * static_cast<double>(n), baseline_seconds());
+    std::function<void()> pass;
+    if (scale)
+      pass = ScalePass{a, n, threads};
+    else
+      pass = CopyPass{a, buffers.floats(n), n, threads};
+    it->second = measure_rate(pass, 8.0 * static_cast<double>(n), baseline_seconds());
   }
   return it->second;
 }
+
+}  // namespace
+
+double scale_roof(double bytes, int threads) { return roof(true, bytes, threads); }
+double copy_roof(double bytes, int threads) { return roof(false, bytes, threads); }
 
 }  // namespace posenc::bench
