@@ -159,6 +159,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   const double work = c.flops > 0 ? c.flops : c.bytes;
   if (auto why = over_budget(impl.name, threads, work)) return skip(*why);
 
+  if (&impl == &reference_impl<Call>()) state.SetLabel("reference");  // for report.py
   Call call = case_slot().get(c);
   call.threads = threads;
   const double roof = scale_roof(c.bytes, threads), copy = copy_roof(c.bytes, threads);

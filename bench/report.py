@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Turns posenc_bench's Google Benchmark JSON into markdown tables.
+"""Turns posenc_bench's Google Benchmark JSON into markdown.
 
 usage: report.py build/bench.json > build/bench.md
 
-One table per family, one row per shape x threads x implementation: time per call, GB/s (bytes
-read + written), % of the scale roof at the same bytes and threads, both roofs there, and speedup
-over the fp64 reference (which runs only the smaller cases, at 1 thread). Attention adds GFLOP/s and % of Eigen's
-GEMM on the same products. A roof table opens the report.
+The roof table; issue 8's targets, each met or missed by how much; then one table per family, one
+row per shape x threads x implementation: time per call, GB/s (bytes read + written), % of the
+scale roof at the same bytes and threads, both roofs there, speedup over the fp64 reference (which
+runs only the smaller cases, at 1 thread) and, at 2 threads, over the same implementation at 1.
+Attention adds GFLOP/s and % of Eigen's GEMM on the same products.
 """
 
 import json
@@ -14,10 +15,6 @@ import sys
 from collections import OrderedDict
 
 UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def seconds(run):
-    return run["real_time"] * UNITS[run["time_unit"]]
 
 
 def fmt_time(s):
@@ -31,68 +28,133 @@ def fmt(value, digits=3):
     return "—" if value is None else f"{value:.{digits}g}"
 
 
-def parse(name):
-    """'rope/hwy:AVX2/t=1,h=8,d=64,angles/threads:2/real_time' -> parts."""
-    parts = [p for p in name.split("/") if p != "real_time"]
-    family, impl, shape, threads = parts[0], parts[1], parts[2], parts[3]
-    return family, impl, shape, int(threads.split(":")[1])
-
-
-def runs(benchmarks):
-    """One result per benchmark: the median aggregate under --benchmark_repetitions, else the run."""
+def chosen_runs(benchmarks):
+    """One result per benchmark: the median under --benchmark_repetitions, else the single run."""
     chosen = OrderedDict()
     for b in benchmarks:
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
-        name = b["run_name"]
-        if name not in chosen or b.get("run_type") == "aggregate":
-            chosen[name] = b
+        if b["run_name"] not in chosen or b.get("run_type") == "aggregate":
+            chosen[b["run_name"]] = b
     return chosen.values()
+
+
+class Row:
+    """One benchmark: 'rope/hwy:AVX2/t=1,h=8,d=64,angles/threads:2/real_time'."""
+
+    def __init__(self, b):
+        parts = [p for p in b["run_name"].split("/") if p != "real_time"]
+        self.family, self.impl, self.shape = parts[0], parts[1], parts[2]
+        self.threads = int(parts[3].split(":")[1])
+        self.reference = b.get("label") == "reference"
+        self.kernel = b.get("label") not in ("reference", "baseline")
+        self.error = b.get("error_message") if b.get("error_occurred") else None
+        self.seconds = b["real_time"] * UNITS[b["time_unit"]]
+        self.b = b
+
+    def get(self, counter, scale=1.0):
+        value = self.b.get(counter)
+        return None if value is None or self.error else value / scale
 
 
 def roof_table(rows):
     sizes = OrderedDict()
-    for shape, threads, kind, gbps in rows:
-        sizes.setdefault((shape, threads), {})[kind] = gbps
+    for r in rows:
+        sizes.setdefault((r.shape.split("=")[1], r.threads), {})[r.impl] = r.get(
+            "bytes_per_second", 1e9)
     out = ["| bytes moved | threads | scale GB/s | copy GB/s |", "|---|---|---|---|"]
-    for (shape, threads), kinds in sizes.items():
-        out.append(f"| {shape.split('=')[1]} | {threads} | {fmt(kinds.get('scale'))} "
-                   f"| {fmt(kinds.get('copy'))} |")
+    for (size, threads), kinds in sizes.items():
+        out.append(f"| {size} | {threads} | {fmt(kinds.get('scale'))} | {fmt(kinds.get('copy'))} |")
     return out
 
 
 def family_table(family, rows):
     attention = family == "attention"
-    reference = {}
-    for r in rows:
-        if r["impl"] == "reference" and r["error"] is None:
-            reference[r["shape"]] = r["seconds"]
-    head = ("| shape | threads | implementation | time | GB/s | % roof "
-            "| roof GB/s scale / copy | × reference |")
-    rule = "|---|---|---|---|---|---|---|---|"
+    reference = {r.shape: r.seconds for r in rows if r.reference and not r.error}
+    one_thread = {(r.impl, r.shape): r.seconds for r in rows if r.threads == 1 and not r.error}
+    head = ("| shape | threads | implementation | time | GB/s | % roof | roof GB/s scale / copy "
+            "| × reference | × 1 thread |")
     if attention:
         head += " GFLOP/s | % Eigen GEMM |"
-        rule += "---|---|"
-    out = [head, rule]
+    out = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in rows:
-        cells = [r["shape"], str(r["threads"]), r["impl"]]
-        if r["error"] is not None:
-            cells += [r["error"], "", "", "", ""] + (["", ""] if attention else [])
+        cells = [r.shape, str(r.threads), r.impl]
+        if r.error:
+            cells += [r.error] + [""] * (head.count("|") - 5)
         else:
-            b = r["bench"]
-            ref = reference.get(r["shape"])
-            gbps = b.get("bytes_per_second")
+            ref, single = reference.get(r.shape), one_thread.get((r.impl, r.shape))
             cells += [
-                fmt_time(r["seconds"]),
-                fmt(gbps / 1e9 if gbps else None),
-                fmt(b.get("roof_pct")),
-                f"{fmt(b.get('roof_GBps'))} / {fmt(b.get('copy_GBps'))}" if "roof_GBps" in b else "—",
-                fmt(ref / r["seconds"] if ref else None),
+                fmt_time(r.seconds),
+                fmt(r.get("bytes_per_second", 1e9)),
+                fmt(r.get("roof_pct")),
+                f"{fmt(r.get('roof_GBps'))} / {fmt(r.get('copy_GBps'))}"
+                if r.get("roof_GBps") else "—",
+                fmt(ref / r.seconds if ref else None),
+                fmt(single / r.seconds if single and r.threads > 1 else None),
             ]
             if attention:
-                flops = b.get("flops_per_second")
-                cells += [fmt(flops / 1e9 if flops else None), fmt(b.get("gemm_pct"))]
+                cells += [fmt(r.get("flops_per_second", 1e9)), fmt(r.get("gemm_pct"))]
         out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def best(rows, counter):
+    """The kernel row (neither the reference nor a baseline) with the highest `counter`, or None."""
+    kernels = [r for r in rows if r.kernel and not r.error and r.get(counter) is not None]
+    return max(kernels, key=lambda r: r.get(counter), default=None)
+
+
+def targets(families):
+    """Issue 8's targets over the best kernel of each family (the reference is not a kernel)."""
+    out = ["| target | case | threads | best kernel | measured | goal | verdict |",
+           "|---|---|---|---|---|---|---|"]
+
+    def verdict(value, goal):
+        if value is None:
+            return "waits on an optimized kernel"
+        return "met" if value >= goal else f"missed by {goal - value:.3g} points"
+
+    def add(name, family, shape_pred, counter, goal):
+        rows = families.get(family, [])
+        shapes = [s for s in OrderedDict.fromkeys(r.shape for r in rows) if shape_pred(s)]
+        largest = max(shapes, key=lambda s: max(r.b.get("bytes_per_second", 0) * r.seconds
+                                                for r in rows if r.shape == s), default=None)
+        for threads in (1, 2):
+            pick = best([r for r in rows if r.shape == largest and r.threads == threads], counter)
+            value = pick.get(counter) if pick else None
+            out.append(f"| {name} | {largest or '—'} | {threads} | {pick.impl if pick else '—'} "
+                       f"| {fmt(value) + '%' if value else '—'} | ≥ {goal}% "
+                       f"| {verdict(value, goal)} |")
+
+    for variant in ("angles", "cached"):
+        add(f"rope in place ({variant}), % of scale roof", "rope",
+            lambda s, v=variant: s.startswith("t=32768,h=32,d=128") and s.endswith(v),
+            "roof_pct", 90)
+    for mode in ("table", "add"):
+        add(f"sinusoidal {mode}, % of scale roof (largest case)", "sinusoidal",
+            lambda s, m=mode: s.endswith(m), "roof_pct", 80)
+    for family in ("alibi", "t5"):
+        add(f"{family}, % of scale roof (largest case)", family, lambda s: True, "roof_pct", 80)
+    add("attention, % of Eigen GEMM (largest case)", "attention", lambda s: True, "gemm_pct", 50)
+
+    slower, pairs = [], 0
+    for family, rows in families.items():
+        one = {(r.impl, r.shape): r.seconds for r in rows
+               if r.threads == 1 and not r.error and r.kernel}
+        for r in rows:
+            if r.threads == 2 and not r.error and (r.impl, r.shape) in one:
+                pairs += 1
+                if r.seconds > one[(r.impl, r.shape)]:
+                    slower.append(f"{family}/{r.impl} {r.shape} "
+                                  f"(×{one[(r.impl, r.shape)] / r.seconds:.2f})")
+    if pairs == 0:
+        result = "waits on an optimized kernel"
+    elif not slower:
+        result = "met"
+    else:
+        result = "missed: " + "; ".join(slower[:8]) + (" …" if len(slower) > 8 else "")
+    out.append(f"| 2 threads never slower than 1 | every kernel and case | 2 | — "
+               f"| {len(slower)} of {pairs} slower | 0 | {result} |")
     return out
 
 
@@ -100,30 +162,27 @@ def main(path):
     with open(path) as f:
         data = json.load(f)
     ctx = data["context"]
+    caches = {c["level"]: c["size"] for c in ctx.get("caches", []) if c["type"] != "Instruction"}
     lines = [
-        f"CPU: {ctx.get('cpu', '?')}, {ctx['num_cpus']} cores, "
-        f"L2 {ctx['caches'][2]['size'] >> 10} KiB, L3 {ctx['caches'][3]['size'] >> 20} MiB"
-        if len(ctx.get("caches", [])) >= 4 else f"CPU: {ctx.get('cpu', '?')}",
+        f"CPU: {ctx.get('cpu', '?')}, {ctx['num_cpus']} cores"
+        + "".join(f", L{level} {size >> 10} KiB" for level, size in sorted(caches.items())),
         f"Run {ctx['date']}, load average {', '.join(f'{x:.2f}' for x in ctx['load_avg'])}"
         + (" (smoke mode: tiny shapes)" if ctx.get("posenc_smoke") == "true" else ""),
         "",
     ]
     roof, families = [], OrderedDict()
-    for b in runs(data["benchmarks"]):
-        family, impl, shape, threads = parse(b["run_name"])
-        error = ("skipped: " + b["error_message"].removeprefix("skipped: ")
-                 if b.get("error_occurred") else None)
-        if family == "roof":
-            if error is None:
-                roof.append((shape, threads, impl, b["bytes_per_second"] / 1e9))
-            continue
-        families.setdefault(family, []).append(dict(
-            impl=impl, shape=shape, threads=threads, error=error, bench=b,
-            seconds=seconds(b)))
+    for b in chosen_runs(data["benchmarks"]):
+        r = Row(b)
+        if r.family == "roof":
+            roof.append(r)
+        else:
+            families.setdefault(r.family, []).append(r)
     if roof:
-        lines += ["### Roof", ""] + roof_table(roof) + [""]
+        lines += ["#### Roof", ""] + roof_table(roof) + [""]
+    lines += ["#### Targets (issue 8)", ""] + targets(families) + [""]
     for family, rows in families.items():
-        lines += [f"### {family}", ""] + family_table(family, rows) + [""]
+        lines += [f"<details><summary><b>{family}</b> ({len(rows)} rows)</summary>", ""]
+        lines += family_table(family, rows) + ["", "</details>", ""]
     print("\n".join(lines))
 
 
