@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -223,35 +224,51 @@ std::vector<std::pair<std::string, RopeScaling>> rope_scalings(int64_t rotary_di
 
 namespace {
 
-std::map<std::pair<std::string, int>, double>& seconds_per_unit() {
-  static std::map<std::pair<std::string, int>, double> table;
+struct Speed {
+  const void* case_key;     // the case it was measured on
+  double seconds_per_unit;  // per byte, or per FLOP when the case counts FLOPs
+};
+
+std::map<std::pair<std::string, int>, Speed>& speeds() {
+  static std::map<std::pair<std::string, int>, Speed> table;
   return table;
 }
 
-double budget_seconds() {
-  const char* env = std::getenv("POSENC_BENCH_BUDGET");
-  if (env == nullptr || *env == '\0') return 30;
-  char* end = nullptr;
-  const double seconds = std::strtod(env, &end);
-  require(*end == '\0' && seconds > 0, "POSENC_BENCH_BUDGET", env, "must be seconds > 0");
-  return seconds;
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g s", s);
+  return text;
 }
 
 }  // namespace
 
-std::optional<std::string> over_budget(const std::string& impl, int threads, double work) {
-  static const double budget = budget_seconds();
-  auto it = seconds_per_unit().find({impl, threads});
-  if (it == seconds_per_unit().end()) return std::nullopt;
-  const double predicted = it->second * work;
-  if (predicted <= budget) return std::nullopt;
-  return "skipped: ~" + std::to_string(static_cast<int>(predicted + 0.5)) +
-         " s per call predicted from smaller cases, over POSENC_BENCH_BUDGET = " +
-         std::to_string(budget) + " s";
+double budget_seconds() {
+  static const double budget = [] {
+    const char* env = std::getenv("POSENC_BENCH_BUDGET");
+    if (env == nullptr || *env == '\0') return 30.0;
+    char* end = nullptr;
+    const double seconds = std::strtod(env, &end);
+    require(*end == '\0' && seconds > 0, "POSENC_BENCH_BUDGET", env, "must be seconds > 0");
+    return seconds;
+  }();
+  return budget;
 }
 
-void record_speed(const std::string& impl, int threads, double work, double seconds_per_call) {
-  seconds_per_unit()[{impl, threads}] = seconds_per_call / work;
+std::optional<std::string> over_budget(const std::string& impl, int threads, const void* case_key,
+                                       double work) {
+  auto it = speeds().find({impl, threads});
+  // Google Benchmark calls a case several times; once it has started, it finishes.
+  if (it == speeds().end() || it->second.case_key == case_key) return std::nullopt;
+  const double predicted = it->second.seconds_per_unit * work;
+  if (predicted <= budget_seconds()) return std::nullopt;
+  return "skipped: ~" + seconds_text(predicted) +
+         " per call predicted from a smaller case, over POSENC_BENCH_BUDGET = " +
+         seconds_text(budget_seconds());
+}
+
+void record_speed(const std::string& impl, int threads, const void* case_key, double work,
+                  double seconds_per_call) {
+  speeds()[{impl, threads}] = {case_key, seconds_per_call / work};
 }
 
 namespace {

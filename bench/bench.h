@@ -114,11 +114,15 @@ struct Case {
   std::function<double(int threads)> baseline_flops;
 };
 
-// Seconds-per-unit budget: an implementation whose time on this case, predicted from the cases it
-// already ran, exceeds POSENC_BENCH_BUDGET seconds per call (default 30) is skipped with a message,
-// so a slow SIMD fallback cannot stretch `make bench` by hours. Returns the skip reason.
-std::optional<std::string> over_budget(const std::string& impl, int threads, double work);
-void record_speed(const std::string& impl, int threads, double work, double seconds_per_call);
+// The time budget: an implementation whose time per call on a case, predicted from the last case
+// it ran at the same thread count, exceeds POSENC_BENCH_BUDGET seconds (default 30) is skipped
+// with the reason, so a slow SIMD fallback cannot stretch `make bench` by hours. Cases run in
+// ascending size within a family.
+double budget_seconds();  // throws posenc::Error on a malformed POSENC_BENCH_BUDGET
+std::optional<std::string> over_budget(const std::string& impl, int threads, const void* case_key,
+                                       double work);
+void record_speed(const std::string& impl, int threads, const void* case_key, double work,
+                  double seconds_per_call);
 
 // A benchmark that could not run its call (it threw): posenc_bench then exits with status 1.
 void note_failure();
@@ -157,7 +161,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   auto skip = [&](const std::string& why) { state.SkipWithError(why.c_str()); };
   if (std::string why = impl.unavailable_reason(); !why.empty()) return skip("unavailable: " + why);
   const double work = c.flops > 0 ? c.flops : c.bytes;
-  if (auto why = over_budget(impl.name, threads, work)) return skip(*why);
+  if (auto why = over_budget(impl.name, threads, &c, work)) return skip(*why);
 
   if (&impl == &reference_impl<Call>()) state.SetLabel("reference");  // for report.py
   Call call = case_slot().get(c);
@@ -174,7 +178,8 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) impl.run(call);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  record_speed(impl.name, threads, work, elapsed.count() / static_cast<double>(state.iterations()));
+  record_speed(impl.name, threads, &c, work,
+               elapsed.count() / static_cast<double>(state.iterations()));
 
   using benchmark::Counter;
   state.SetBytesProcessed(static_cast<int64_t>(c.bytes * static_cast<double>(state.iterations())));

@@ -1,5 +1,6 @@
 // posenc_bench: the roof rows, then every family's cases over every registered implementation.
 // Takes Google Benchmark's flags plus --posenc_smoke (tiny shapes, for CI).
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -37,6 +38,12 @@ int main(int argc, char** argv) {
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  try {
+    posenc::bench::budget_seconds();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "posenc_bench: %s\n", e.what());
+    return 2;
+  }
   benchmark::AddCustomContext("cpu", posenc::bench::cpu_name());
   benchmark::AddCustomContext("posenc_smoke", posenc::bench::smoke() ? "true" : "false");
   posenc::bench::register_roof_rows();
