@@ -114,28 +114,26 @@ def targets(families):
             return "waits on an optimized kernel"
         return "met" if value >= goal else f"missed by {goal - value:.3g} points"
 
-    def add(name, family, shape_pred, counter, goal):
-        rows = families.get(family, [])
-        shapes = [s for s in OrderedDict.fromkeys(r.shape for r in rows) if shape_pred(s)]
-        largest = max(shapes, key=lambda s: max(r.b.get("bytes_per_second", 0) * r.seconds
-                                                for r in rows if r.shape == s), default=None)
+    def add(name, family, shape, counter, goal):
+        rows = [r for r in families.get(family, []) if r.shape == shape]
         for threads in (1, 2):
-            pick = best([r for r in rows if r.shape == largest and r.threads == threads], counter)
+            pick = best([r for r in rows if r.threads == threads], counter)
             value = pick.get(counter) if pick else None
-            out.append(f"| {name} | {largest or '—'} | {threads} | {pick.impl if pick else '—'} "
+            out.append(f"| {name} | {shape} | {threads} | {pick.impl if pick else '—'} "
                        f"| {fmt(value) + '%' if value else '—'} | ≥ {goal}% "
                        f"| {verdict(value, goal)} |")
 
     for variant in ("angles", "cached"):
-        add(f"rope in place ({variant}), % of scale roof", "rope",
-            lambda s, v=variant: s.startswith("t=32768,h=32,d=128") and s.endswith(v),
+        add("rope in place, % of scale roof", "rope", f"t=32768,h=32,d=128,{variant}",
             "roof_pct", 90)
     for mode in ("table", "add"):
-        add(f"sinusoidal {mode}, % of scale roof (largest case)", "sinusoidal",
-            lambda s, m=mode: s.endswith(m), "roof_pct", 80)
-    for family in ("alibi", "t5"):
-        add(f"{family}, % of scale roof (largest case)", family, lambda s: True, "roof_pct", 80)
-    add("attention, % of Eigen GEMM (largest case)", "attention", lambda s: True, "gemm_pct", 50)
+        add("sinusoidal, % of scale roof", "sinusoidal", f"t=32768,width=4096,{mode}",
+            "roof_pct", 80)
+    for mask in ("symmetric", "causal"):
+        add("alibi, % of scale roof", "alibi", f"tq=2048,tk=2048,h=64,{mask}", "roof_pct", 80)
+    for direction in ("bidirectional", "causal"):
+        add("t5, % of scale roof", "t5", f"tq=2048,tk=2048,h=64,{direction}", "roof_pct", 80)
+    add("attention, % of Eigen GEMM", "attention", "t=4096,h=32,d=128", "gemm_pct", 50)
 
     slower, pairs = [], 0
     for family, rows in families.items():
