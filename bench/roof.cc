@@ -11,38 +11,40 @@ namespace posenc::bench {
 
 namespace {
 
-// Elements so that one pass moves `bytes` (each element is read once and written once), at least
-// one cache line per thread.
-int64_t elements(double bytes, int threads) {
-  return std::max<int64_t>(static_cast<int64_t>(bytes / 8), 16 * threads);
-}
-
-// One pass of scale over a, alternating s = 2 and 1/2 so values never drift.
-struct ScalePass {
-  float* a;
-  int64_t n;
-  int threads;
-  float s = 2;
-  void operator()() {
-    run_parallel(threads, [&](int part, int parts) {
-      auto [begin, end] = split(n, part, parts);
-      stream_scale(a + begin, end - begin, s);
-    });
-    s = 1 / s;
+// One pre-touched scale or copy stream whose every pass moves `bytes` (each element is read once
+// and written once; at least one cache line per thread).
+class Stream {
+ public:
+  Stream(bool scale, double bytes, int threads)
+      : scale_(scale),
+        threads_(threads),
+        n_(std::max<int64_t>(static_cast<int64_t>(bytes / 8), 16 * threads)),
+        buffers_(true),
+        a_(buffers_.floats(n_)),
+        b_(scale ? nullptr : buffers_.floats(n_)) {
+    std::fill(a_, a_ + n_, 1.0f);
   }
-};
 
-struct CopyPass {
-  const float* a;
-  float* b;
-  int64_t n;
-  int threads;
+  double bytes() const { return 8.0 * static_cast<double>(n_); }
+
   void operator()() {
-    run_parallel(threads, [&](int part, int parts) {
-      auto [begin, end] = split(n, part, parts);
-      stream_copy(a + begin, b + begin, end - begin);
+    run_parallel(threads_, [&](int part, int parts) {
+      auto [begin, end] = split(n_, part, parts);
+      if (scale_)
+        stream_scale(a_ + begin, end - begin, s_);
+      else
+        stream_copy(a_ + begin, b_ + begin, end - begin);
     });
+    s_ = 1 / s_;  // alternate 2 and 1/2, so values never drift
   }
+
+ private:
+  bool scale_;
+  int threads_;
+  int64_t n_;
+  Buffers buffers_;
+  float *a_, *b_;
+  float s_ = 2;
 };
 
 std::string human_bytes(int64_t bytes) {
@@ -53,54 +55,13 @@ std::string human_bytes(int64_t bytes) {
   return std::to_string(bytes >> 10) + "KiB";
 }
 
-}  // namespace
-
-void register_roof_rows() {
-  std::vector<int64_t> sizes = {int64_t{64} << 10, int64_t{1} << 20};
-  if (!smoke())
-    sizes.insert(sizes.end(), {int64_t{16} << 20, int64_t{256} << 20, int64_t{1} << 30});
-  for (const char* kind : {"scale", "copy"}) {
-    for (int64_t bytes : sizes) {
-      for (int threads : kThreadCounts) {
-        const std::string name = std::string("roof/") + kind + "/bytes=" + human_bytes(bytes) +
-                                 "/threads:" + std::to_string(threads);
-        const bool scale = kind[0] == 's';
-        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-          const int64_t n = elements(static_cast<double>(bytes), threads);
-          Buffers buffers(true);
-          float* a = buffers.floats(n);
-          std::fill(a, a + n, 1.0f);
-          std::function<void()> pass;
-          if (scale)
-            pass = ScalePass{a, n, threads};
-          else
-            pass = CopyPass{a, buffers.floats(n), n, threads};
-          pass();  // warm-up
-          for (auto _ : state) pass();
-          state.SetBytesProcessed(static_cast<int64_t>(8 * n) * state.iterations());
-        })->UseRealTime();
-      }
-    }
-  }
-}
-
-namespace {
-
-// Measured once per (kind, elements, threads) per run.
+// Measured once per (kind, bytes, threads) per run.
 double roof(bool scale, double bytes, int threads) {
-  static std::map<std::tuple<bool, int64_t, int>, double> cache;
-  const int64_t n = elements(bytes, threads);
-  auto [it, inserted] = cache.try_emplace({scale, n, threads}, 0.0);
+  static std::map<std::tuple<bool, double, int>, double> cache;
+  auto [it, inserted] = cache.try_emplace({scale, bytes, threads}, 0.0);
   if (inserted) {
-    Buffers buffers(true);
-    float* a = buffers.floats(n);
-    std::fill(a, a + n, 1.0f);
-    std::function<void()> pass;
-    if (scale)
-      pass = ScalePass{a, n, threads};
-    else
-      pass = CopyPass{a, buffers.floats(n), n, threads};
-    it->second = measure_rate(pass, 8.0 * static_cast<double>(n), baseline_seconds());
+    Stream stream(scale, bytes, threads);
+    it->second = measure_rate(std::ref(stream), stream.bytes(), baseline_seconds());
   }
   return it->second;
 }
@@ -109,5 +70,26 @@ double roof(bool scale, double bytes, int threads) {
 
 double scale_roof(double bytes, int threads) { return roof(true, bytes, threads); }
 double copy_roof(double bytes, int threads) { return roof(false, bytes, threads); }
+
+void register_roof_rows() {
+  std::vector<int64_t> sizes = {int64_t{64} << 10, int64_t{1} << 20};
+  if (!smoke())
+    sizes.insert(sizes.end(), {int64_t{16} << 20, int64_t{256} << 20, int64_t{1} << 30});
+  for (bool scale : {true, false}) {
+    for (int64_t bytes : sizes) {
+      for (int threads : kThreadCounts) {
+        const std::string name = std::string("roof/") + (scale ? "scale" : "copy") +
+                                 "/bytes=" + human_bytes(bytes) +
+                                 "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+          Stream stream(scale, static_cast<double>(bytes), threads);
+          stream();  // warm-up
+          for (auto _ : state) stream();
+          state.SetBytesProcessed(static_cast<int64_t>(stream.bytes()) * state.iterations());
+        })->UseRealTime();
+      }
+    }
+  }
+}
 
 }  // namespace posenc::bench
