@@ -79,6 +79,15 @@ Tensor Buffers::positions(int64_t n, int64_t first, int64_t period) {
 
 namespace {
 
+// Tells the core it is spinning, so its sibling (and power) is not starved.
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class Team {
  public:
   ~Team() {
@@ -90,36 +99,35 @@ class Team {
 
   void run(int parts, const std::function<void(int, int)>& f) {
     if (parts == 1) return f(0, 1);
+    const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
     while (static_cast<int>(workers_.size()) < parts - 1) {
       const int part = static_cast<int>(workers_.size()) + 1;
-      workers_.emplace_back([this, part] { work(part); });
+      workers_.emplace_back([this, part, epoch] { work(part, epoch); });
     }
     job_ = &f;
     parts_ = parts;
-    pending_.store(parts - 1, std::memory_order_relaxed);
+    // Every worker acknowledges every job, so none still reads job_ when the next one is posted.
+    pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     epoch_.fetch_add(1, std::memory_order_release);
     epoch_.notify_all();
     f(0, parts);
-    while (pending_.load(std::memory_order_acquire) != 0) __builtin_ia32_pause();
+    while (pending_.load(std::memory_order_acquire) != 0) relax();
   }
 
  private:
-  void work(int part) {
-    uint32_t seen = 0;
+  void work(int part, uint32_t seen) {
     for (;;) {
       uint32_t now;
       for (int spin = 0; (now = epoch_.load(std::memory_order_acquire)) == seen; ++spin) {
         if (spin < kSpins)
-          __builtin_ia32_pause();
+          relax();
         else
           epoch_.wait(seen, std::memory_order_acquire);
       }
       seen = now;
       if (stop_) return;
-      if (part < parts_) {
-        (*job_)(part, parts_);
-        pending_.fetch_sub(1, std::memory_order_release);
-      }
+      if (part < parts_) (*job_)(part, parts_);
+      pending_.fetch_sub(1, std::memory_order_release);
     }
   }
 
