@@ -49,7 +49,7 @@ test: test-release test-asan
 # BENCH_FLAGS=--benchmark_filter=rope/.
 BENCH_FLAGS ?=
 bench: release
-	./build/release/bench/posenc_bench --benchmark_min_time=0.2 $(BENCH_FLAGS) \
+	./build/release/bench/posenc_bench --benchmark_min_time=0.1 $(BENCH_FLAGS) \
 	  --benchmark_out=build/bench.json --benchmark_out_format=json
 	python3 bench/report.py build/bench.json > build/bench.md
 	@echo "wrote build/bench.json and build/bench.md"

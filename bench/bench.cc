@@ -182,8 +182,8 @@ std::vector<TokenShape> token_shapes() {
   if (smoke()) return {{1, 2, 64}, {16, 2, 64}};
   std::vector<TokenShape> shapes;
   for (int64_t tokens : {1, 128, 4096, 32768})
-    for (int64_t heads : {8, 32})
-      for (int64_t head_dim : {64, 128}) shapes.push_back({tokens, heads, head_dim});
+    for (auto [heads, head_dim] : {std::pair<int64_t, int64_t>{8, 64}, {32, 128}})
+      shapes.push_back({tokens, heads, head_dim});
   return shapes;
 }
 

@@ -78,7 +78,9 @@ double measure_rate(const std::function<void()>& pass, double work, double min_s
 double baseline_seconds();
 
 // The LLM shapes of the per-token families: tokens 1 (one decode step), 128, 4096 and 32768
-// (prefills), heads 8 and 32, head_dim 64 and 128. Tiny under --posenc_smoke.
+// (prefills) × (8 heads of 64, 32 heads of 128): the small and the large end of head counts and
+// widths; the two mixed pairs move the same bytes as these and would double the run. Tiny under
+// --posenc_smoke.
 struct TokenShape {
   int64_t tokens, heads, head_dim;
 };
