@@ -10,10 +10,20 @@
 
 #include "posenc/absolute.h"
 #include "posenc/kernel.h"
+#include "posenc/rope_frequencies.h"
+#include "posenc/sinusoidal.h"
 
 namespace posenc::optimized {
 
 // out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise).
 std::vector<Impl<AbsoluteCall>> absolute();
+
+// Angles exact in double (split frequencies), sin/cos in double, x added in double, rounded once:
+// bound 1 ulp_f32(1 + |x|).
+std::vector<Impl<SinusoidalCall>> sinusoidal();
+
+// Scalar double, the formulas of rope_frequencies.h written independently of the reference: a
+// formula evaluated in another order than the reference's differs by a few ulp_f64. Bound 4.
+std::vector<Impl<RopeFrequenciesCall>> rope_frequencies();
 
 }  // namespace posenc::optimized

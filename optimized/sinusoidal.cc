@@ -1,0 +1,90 @@
+// sinusoidal: out[t, 2i] = x[t, 2i] + sin(p·ω_i), out[t, 2i+1] = x[t, 2i+1] + cos(p·ω_i).
+// Per token: exact angles and double sin/cos for every i (vectorized over i), interleaved into
+// one row of PE in double; then x is added in double and each element rounded once to f32.
+#ifndef POSENC_OPTIMIZED_SINUSOIDAL_SHARED
+#define POSENC_OPTIMIZED_SINUSOIDAL_SHARED
+#include <hwy/aligned_allocator.h>
+
+#include "optimized/angles.h"
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/sinusoidal.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "optimized/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;  // as many f32 lanes as double lanes
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const Tensor& out = call.out;
+  const int64_t d = out.shape[1];
+  const bool unit_stride = out.strides[1] == 1 && (!call.x || call.x->strides[1] == 1);
+  auto pe = hwy::AllocateAligned<double>(2 * angles.padded());  // one PE row, interleaved
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t p = call.position(t);
+    for (int64_t i = 0; i < d / 2; i += N) {
+      hn::Vec<decltype(dd)> sin, cos;
+      AngleSinCos(dd, angles, p, i, sin, cos);
+      hn::StoreInterleaved2(sin, cos, dd, pe.get() + 2 * i);
+    }
+    float* o = out.as<float>() + out.offset(t);
+    const float* x = call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;
+    if (unit_stride) {
+      int64_t j = 0;
+      for (; j + N <= d; j += N) {
+        auto v = hn::Load(dd, pe.get() + j);
+        if (x) v = hn::Add(hn::PromoteTo(dd, hn::LoadU(df, x + j)), v);
+        hn::StoreU(hn::DemoteTo(df, v), df, o + j);
+      }
+      for (; j < d; ++j) o[j] = static_cast<float>(x ? static_cast<double>(x[j]) + pe[j] : pe[j]);
+    } else {
+      for (int64_t j = 0; j < d; ++j) {
+        const double v = x ? static_cast<double>(x[j * call.x->strides[1]]) + pe[j] : pe[j];
+        o[j * out.strides[1]] = static_cast<float>(v);
+      }
+    }
+  }
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "optimized/targets.h"
+
+namespace posenc::optimized {
+
+using SinusoidalRowsFn = decltype(HWY_STATIC_DISPATCH(SinusoidalRows));
+
+namespace {
+
+void run_sinusoidal(const SinusoidalCall& call, SinusoidalRowsFn* rows) {
+  call.validate();
+  const int64_t tokens = call.out.shape[0], d = call.out.shape[1];
+  // About a nanosecond per element: half a sin/cos pair each, plus the add and the store.
+  const int parts = plan_parts(call.threads, tokens, 1.0 * static_cast<double>(d));
+  const Angles& angles = sinusoidal_angles(d, call.base);
+  parallel_for(tokens, parts, [&](Range r) { rows(call, angles, r.begin, r.end); });
+}
+
+}  // namespace
+
+std::vector<Impl<SinusoidalCall>> sinusoidal() {
+  static const TargetTable<SinusoidalRowsFn> table = POSENC_TARGET_TABLE(SinusoidalRows);
+  return target_impls<SinusoidalCall>("sinusoidal",
+                                      variant::f32 | variant::strided | variant::in_place |
+                                          variant::sinusoidal_add | variant::sinusoidal_positions,
+                                      /*bound=*/1, /*threaded=*/true, table, run_sinusoidal);
+}
+
+}  // namespace posenc::optimized
+#endif  // HWY_ONCE
