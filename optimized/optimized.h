@@ -10,6 +10,8 @@
 
 #include "posenc/absolute.h"
 #include "posenc/kernel.h"
+#include "posenc/rope.h"
+#include "posenc/rope_cache.h"
 #include "posenc/rope_frequencies.h"
 #include "posenc/sinusoidal.h"
 
@@ -25,5 +27,14 @@ std::vector<Impl<SinusoidalCall>> sinusoidal();
 // Scalar double, the formulas of rope_frequencies.h written independently of the reference: a
 // formula evaluated in another order than the reference's differs by a few ulp_f64. Bound 4.
 std::vector<Impl<RopeFrequenciesCall>> rope_frequencies();
+
+// a·cos(p·ω), a·sin(p·ω) from exact angles and double sin/cos, rounded once to f32: bound 1 ulp(a).
+std::vector<Impl<RopeCacheCall>> rope_cache();
+
+// Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
+// cache row), then each output is one FMA over one rounded product: within 1.5 ulp_f32(f·‖pair‖)
+// of the exact value before its final rounding, so within 2 of the reference's rounded result.
+// Bound 2 (see rope.cc). The pass-through tail is copied bit for bit.
+std::vector<Impl<RopeCall>> rope();
 
 }  // namespace posenc::optimized

@@ -1,0 +1,83 @@
+// rope_cache: cos[p, i] = a·cos(p·ω_i), sin[p, i] = a·sin(p·ω_i). Exact angles and double
+// sin/cos vectorized over i, scaled by a in double and rounded once to f32; rows split across
+// threads.
+#ifndef POSENC_OPTIMIZED_ROPE_CACHE_SHARED
+#define POSENC_OPTIMIZED_ROPE_CACHE_SHARED
+#include "optimized/angles.h"
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/rope_cache.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "optimized/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begin, int64_t end) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;  // as many f32 lanes as double lanes
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd)), half = call.rotary_dim / 2;
+  const Tensor &cos_out = call.cos, &sin_out = call.sin;
+  const bool unit_stride = cos_out.strides[1] == 1 && sin_out.strides[1] == 1;
+  const auto a = hn::Set(dd, angles.attention_factor);
+  HWY_ALIGN float cos_tail[hn::MaxLanes(df)], sin_tail[hn::MaxLanes(df)];
+  for (int64_t p = begin; p < end; ++p) {
+    float* co = cos_out.as<float>() + cos_out.offset(p);
+    float* so = sin_out.as<float>() + sin_out.offset(p);
+    for (int64_t i = 0; i < half; i += N) {
+      hn::Vec<decltype(dd)> sin, cos;
+      AngleSinCos(dd, angles, p, i, sin, cos);
+      const auto cf = hn::DemoteTo(df, hn::Mul(cos, a)), sf = hn::DemoteTo(df, hn::Mul(sin, a));
+      if (unit_stride && i + N <= half) {
+        hn::StoreU(cf, df, co + i);
+        hn::StoreU(sf, df, so + i);
+        continue;
+      }
+      hn::Store(cf, df, cos_tail);
+      hn::Store(sf, df, sin_tail);
+      for (int64_t lane = 0; lane < N && i + lane < half; ++lane) {
+        co[(i + lane) * cos_out.strides[1]] = cos_tail[lane];
+        so[(i + lane) * sin_out.strides[1]] = sin_tail[lane];
+      }
+    }
+  }
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "optimized/targets.h"
+
+namespace posenc::optimized {
+
+using RopeCacheRowsFn = decltype(HWY_STATIC_DISPATCH(RopeCacheRows));
+
+namespace {
+
+void run_rope_cache(const RopeCacheCall& call, RopeCacheRowsFn* rows) {
+  call.validate();
+  const int64_t count = call.cos.shape[0];
+  // About 1.5 ns per cos/sin pair.
+  const int parts = plan_parts(call.threads, count, 1.5 * static_cast<double>(call.rotary_dim / 2));
+  const Angles& angles = rope_angles(call.rotary_dim, call.base, call.scaling);
+  parallel_for(count, parts, [&](Range r) { rows(call, angles, r.begin, r.end); });
+}
+
+}  // namespace
+
+std::vector<Impl<RopeCacheCall>> rope_cache() {
+  static const TargetTable<RopeCacheRowsFn> table = POSENC_TARGET_TABLE(RopeCacheRows);
+  return target_impls<RopeCacheCall>("rope_cache",
+                                     variant::f32 | variant::strided | variant::all_scalings,
+                                     /*bound=*/1, /*threaded=*/true, table, run_rope_cache);
+}
+
+}  // namespace posenc::optimized
+#endif  // HWY_ONCE
