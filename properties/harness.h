@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posenc/registry.h"
@@ -26,15 +27,40 @@ struct Problem {
 // Per family (defined in properties/<family>.cc):
 //   std::vector<Tensor> outputs(const Call&);
 //   Comparison compare(const Call& expected, const Call& got, double bound);
+//     or, for a family whose calls may overwrite their inputs (in place) while its tolerance unit
+//     reads them: Comparison compare(const Call& input, const Call& expected, const Call& got,
+//     double bound), with `input` a fresh, never-run build of the same problem;
 //   std::vector<Problem<Call>> smoke_problems();
 std::vector<Tensor> outputs(const AttentionCall& call);
 std::vector<Tensor> outputs(const AbsoluteCall& call);
 std::vector<Tensor> outputs(const SinusoidalCall& call);
+std::vector<Tensor> outputs(const RopeFrequenciesCall& call);
+std::vector<Tensor> outputs(const RopeCacheCall& call);
+std::vector<Tensor> outputs(const RopeCall& call);
+std::vector<Tensor> outputs(const AlibiCall& call);
+std::vector<Tensor> outputs(const T5Call& call);
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound);
 Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound);
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
+Comparison compare(const RopeFrequenciesCall& expected, const RopeFrequenciesCall& got,
+                   double bound);
+Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound);
+Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound);
+Comparison compare(const T5Call& expected, const T5Call& got, double bound);
+Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
+                   double bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
+
+// A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
+// LongRoPE, ...), shared by the rope families' problems.
+RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim);
+// vLLM's cos_sin_cache: one [rows, rotary_dim] f32 buffer, cos in the first half of each row and
+// sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
+std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim);
+
+// Writes one element of an i32 or i64 view (positions), the inverse of load_index.
+void store_index(const Tensor& t, int64_t offset, int64_t value);
 
 // Deterministic values for a problem's inputs.
 class Values {
@@ -55,12 +81,35 @@ class Values {
   std::mt19937_64 rng_;
 };
 
+// How a problem's query and key positions are chosen.
+enum class Positions : uint8_t {
+  cache,  // keys 0 … tk − 1, queries the last tq ≤ tk of them (prefill or decode on a cache)
+  shifted,     // the same, ending at kMaxPosition
+  duplicates,  // random in [0, 5]: repeated positions, keys after queries
+  wide,        // random in [0, kMaxPosition]
+};
+const char* positions_name(Positions kind);
+void fill_positions(const Tensor& q_positions, const Tensor& k_positions, Positions kind,
+                    Values& values);
+
 // The outcome of running one implementation on one problem.
 struct Outcome {
   bool ok = true;
   std::string failure;  // empty when ok
   Comparison comparison;
 };
+
+// The family's compare(), handed a pristine build of the problem when it takes one.
+template <class Call>
+Comparison compare_outputs(const Problem<Call>& problem, const Call& expected, const Call& got,
+                           double bound) {
+  if constexpr (requires { compare(expected, expected, got, bound); }) {
+    Arena arena;
+    return compare(problem.build(arena), expected, got, bound);
+  } else {
+    return compare(expected, got, bound);
+  }
+}
 
 template <class Call>
 Outcome differential(const Impl<Call>& impl, const Problem<Call>& problem) {
@@ -78,7 +127,7 @@ Outcome differential(const Impl<Call>& impl, const Problem<Call>& problem) {
   if (auto stray = got_arena.stray_write(outputs(got))) {
     return {false, "wrote outside its outputs: " + *stray, {}};
   }
-  o.comparison = compare(expected, got, impl.bound);
+  o.comparison = compare_outputs(problem, expected, got, impl.bound);
   o.ok = o.comparison.ok;
   if (!o.ok) o.failure = o.comparison.describe();
   return o;
