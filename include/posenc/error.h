@@ -24,4 +24,11 @@ void require(bool ok, const std::string& argument, double value, const std::stri
 void require(bool ok, const std::string& argument, const std::string& value,
              const std::string& requirement);
 
+// require() that formats its argument, value and requirement only when `ok` is false: a kernel's
+// validation then costs comparisons, not string building, on every valid call.
+#define POSENC_REQUIRE(ok, ...)                       \
+  do {                                                \
+    if (!(ok)) ::posenc::require(false, __VA_ARGS__); \
+  } while (0)
+
 }  // namespace posenc
