@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include "posenc/error.h"
 
@@ -29,15 +31,19 @@ const char* scaling_name(RopeScalingKind kind) {
 
 namespace {
 
-void require_positive(double value, const std::string& name) {
-  POSENC_REQUIRE(std::isfinite(value) && value > 0, name, value, "must be finite and > 0");
+void require_positive(double value, std::string_view name) {
+  POSENC_REQUIRE(std::isfinite(value) && value > 0, std::string(name), value,
+                 "must be finite and > 0");
 }
 
-void require_factors(const std::vector<double>& factors, const std::string& name, int64_t half) {
-  POSENC_REQUIRE(static_cast<int64_t>(factors.size()) == half, name + ".size", factors.size(),
-                 "must be rotary_dim/2 = " + std::to_string(half));
-  for (size_t i = 0; i < factors.size(); ++i)
-    require_positive(factors[i], name + "[" + std::to_string(i) + "]");
+void require_factors(const std::vector<double>& factors, std::string_view name, int64_t half) {
+  POSENC_REQUIRE(static_cast<int64_t>(factors.size()) == half, std::string(name) + ".size",
+                 factors.size(), "must be rotary_dim/2 = " + std::to_string(half));
+  for (size_t i = 0; i < factors.size(); ++i) {
+    POSENC_REQUIRE(std::isfinite(factors[i]) && factors[i] > 0,
+                   std::string(name) + "[" + std::to_string(i) + "]", factors[i],
+                   "must be finite and > 0");
+  }
 }
 
 }  // namespace
