@@ -104,6 +104,17 @@ HWY_INLINE V FusedMulAdd(D d, V a, V b, V c) {
 #endif
 }
 
+// a·b − c with one rounding on every target (see FusedMulAdd).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V FusedMulSub(D d, V a, V b, V c) {
+#if HWY_NATIVE_FMA
+  (void)d;
+  return hn::MulSub(a, b, c);
+#else
+  return FusedMulAdd(d, a, b, hn::Neg(c));
+#endif
+}
+
 }  // namespace posenc::optimized::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -108,7 +108,11 @@ class ThreadPool {
 
 }  // namespace
 
-void parallel_for(int64_t n, int parts, const std::function<void(Range)>& body) {
+namespace detail {
+
+void note_inline() { t_last_threaded_parts = 1; }
+
+void run_parts(int64_t n, int parts, const std::function<void(Range)>& body) {
   parts = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(parts, n), 1, kMaxParts));
   std::vector<std::exception_ptr> errors(parts);
   const std::function<void(int)> task = [&](int index) {
@@ -134,6 +138,8 @@ void parallel_for(int64_t n, int parts, const std::function<void(Range)>& body) 
     if (e) std::rethrow_exception(e);
   }
 }
+
+}  // namespace detail
 
 int last_threaded_parts() { return t_last_threaded_parts; }
 

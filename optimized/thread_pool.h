@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 namespace posenc::optimized {
 
@@ -34,10 +35,26 @@ int plan_parts(int requested_threads, int64_t items, double nanos_per_item);
 // and the exception of the lowest-index part that threw is rethrown. A call made from inside a
 // body, or while another thread is using the pool, runs all its parts on the calling thread in
 // order: same ranges, same results.
-void parallel_for(int64_t n, int parts, const std::function<void(Range)>& body);
+template <class Body>
+void parallel_for(int64_t n, int parts, Body&& body);
 
 // Parts the last parallel_for on this thread actually spread over threads (1 when it ran inline);
 // lets tests check that a determinism test really ran threaded.
 int last_threaded_parts();
+
+namespace detail {
+void note_inline();
+void run_parts(int64_t n, int parts, const std::function<void(Range)>& body);
+}  // namespace detail
+
+template <class Body>
+void parallel_for(int64_t n, int parts, Body&& body) {
+  if (parts <= 1 || n <= 1) {  // the common small call: no std::function, no allocation
+    detail::note_inline();
+    body(Range{0, n});
+    return;
+  }
+  detail::run_parts(n, parts, std::ref(body));
+}
 
 }  // namespace posenc::optimized
