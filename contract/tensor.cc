@@ -135,9 +135,10 @@ int64_t span_bytes(const Tensor& t) {
 namespace {
 
 // a·b, with checked_mul's error (its argument name built only on overflow).
-int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const char* field) {
+inline int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const char* field) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) checked_mul(a, b, std::string(name) + field);
+  POSENC_REQUIRE(!__builtin_mul_overflow(a, b, &r), std::string(name) + field,
+                 std::to_string(a) + " * " + std::to_string(b), "size overflows int64");
   return r;
 }
 

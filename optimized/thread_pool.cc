@@ -19,8 +19,8 @@ Range partition(int64_t n, int parts, int index) {
 }
 
 int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
-  require(requested_threads >= 0, "threads", requested_threads,
-          "must be >= 0 (0 picks the default)");
+  POSENC_REQUIRE(requested_threads >= 0, "threads", requested_threads,
+                 "must be >= 0 (0 picks the default)");
   const double work = static_cast<double>(items) * nanos_per_item;
   // Below two parts' worth of work the answer is 1 whatever the thread count: skip the getenv.
   if (items < 2 || work < 2 * kMinPartNanos) return 1;
