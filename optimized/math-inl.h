@@ -3,7 +3,8 @@
 //
 // hwy/contrib/math's Sin and Cos (Highway 1.0.3) are documented for |x| ≤ 39000 only; rope needs
 // angles up to 2²⁴ rad, so this file reduces θ modulo π itself (Cody–Waite with a 25-bit π₁, exact
-// because k < 2²⁵) and evaluates Taylor polynomials on [−π/2, π/2]: absolute error below 2⁻⁴⁰.
+// because k < 2²⁵) and evaluates Taylor polynomials on [−π/2, π/2] (remainders below 2⁻⁴⁴;
+// angles_test checks it against long double to that one's own 2⁻³⁷ resolution at 2²⁷ rad).
 
 #if defined(POSENC_OPTIMIZED_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_OPTIMIZED_MATH_INL_H_
@@ -81,6 +82,90 @@ HWY_INLINE void AngleSinCos(D d, const Angles& angles, int64_t position, int64_t
   sin = hn::Load(d, s);
   cos = hn::Load(d, c);
 }
+
+// sin and cos (double) of position·ω_i for every i < angles.padded(), item after item. A fresh
+// sin/cos costs about forty flops per angle; an item whose position is the previous item's + 1
+// instead rotates the previous values by (cos ω_i, sin ω_i): four flops, and an error of a few
+// 2⁻⁵³ per step. Chains restart (fresh sin/cos) at every item index that is a multiple of
+// kAnchorEvery and wherever positions are not consecutive, so at most kAnchorEvery − 1 steps
+// accumulate. A part that starts inside a chain first replays it from its start: every item's
+// values depend only on the positions and its index, never on where a part begins, so the output
+// is bitwise identical for every thread count.
+template <class D>
+class AngleWalker {
+ public:
+  static constexpr int64_t kAnchorEvery = 16;
+
+  // `scratch` holds 4·angles.padded() doubles, aligned for D.
+  AngleWalker(D d, const Angles& angles, double* scratch)
+      : d_(d),
+        angles_(angles),
+        sin_(scratch),
+        cos_(scratch + angles.padded()),
+        step_sin_(scratch + 2 * angles.padded()),
+        step_cos_(scratch + 3 * angles.padded()) {}
+
+  const double* sin() const { return sin_; }
+  const double* cos() const { return cos_; }
+
+  // Values for item `item`; position(j) gives any item's position.
+  template <class PositionOf>
+  void At(int64_t item, const PositionOf& position) {
+    const int64_t p = position(item);
+    if (!Chains(item, p, position)) {
+      Fresh(p);
+    } else if (last_item_ == item - 1) {
+      Step();
+    } else {  // a part's first item inside a chain: replay the chain from its start
+      int64_t start = item - 1;
+      while (Chains(start, position(start), position)) --start;
+      Fresh(position(start));
+      for (int64_t j = start + 1; j <= item; ++j) Step();
+    }
+    last_item_ = item;
+  }
+
+ private:
+  template <class PositionOf>
+  static bool Chains(int64_t item, int64_t p, const PositionOf& position) {
+    return item % kAnchorEvery != 0 && position(item - 1) == p - 1;
+  }
+
+  void Fresh(int64_t p) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
+    for (int64_t i = 0; i < angles_.padded(); i += N) {
+      hn::VFromD<D> s, c;
+      AngleSinCos(d_, angles_, p, i, s, c);
+      hn::Store(s, d_, sin_ + i);
+      hn::Store(c, d_, cos_ + i);
+    }
+  }
+
+  void Step() {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
+    if (!have_step_) {  // (cos ω, sin ω): position 1
+      for (int64_t i = 0; i < angles_.padded(); i += N) {
+        hn::VFromD<D> s, c;
+        AngleSinCos(d_, angles_, 1, i, s, c);
+        hn::Store(s, d_, step_sin_ + i);
+        hn::Store(c, d_, step_cos_ + i);
+      }
+      have_step_ = true;
+    }
+    for (int64_t i = 0; i < angles_.padded(); i += N) {
+      const auto s = hn::Load(d_, sin_ + i), c = hn::Load(d_, cos_ + i);
+      const auto ss = hn::Load(d_, step_sin_ + i), sc = hn::Load(d_, step_cos_ + i);
+      hn::Store(hn::MulAdd(s, sc, hn::Mul(c, ss)), d_, sin_ + i);
+      hn::Store(hn::MulSub(c, sc, hn::Mul(s, ss)), d_, cos_ + i);
+    }
+  }
+
+  D d_;
+  const Angles& angles_;
+  double *sin_, *cos_, *step_sin_, *step_cos_;
+  bool have_step_ = false;
+  int64_t last_item_ = -2;
+};
 
 // a·b + c for f32 lanes with one rounding on every target: native FMA where the target has it,
 // else the exact product and the sum in double, rounded to f32 (off from fused by at most 2⁻²⁹

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
@@ -48,23 +49,24 @@ inline int64_t round_up(int64_t n, int64_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
 
-// Scratch floats for one part (uninitialized): on the stack for the usual head sizes, on the heap
+// Scratch values for one part (uninitialized): on the stack for the usual head sizes, on the heap
 // beyond.
+template <class T>
 class Scratch {
  public:
-  explicit Scratch(int64_t floats) {
-    if (floats > kSmall) {
-      big_ = hwy::AllocateAligned<float>(floats);
+  explicit Scratch(int64_t count) {
+    if (count > kSmall) {
+      big_ = hwy::AllocateAligned<T>(count);
       data_ = big_.get();
     }
   }
-  float* data() { return data_; }
+  T* data() { return data_; }
 
  private:
-  static constexpr int64_t kSmall = 4096;
-  alignas(64) float small_[kSmall];
-  hwy::AlignedFreeUniquePtr<float[]> big_;
-  float* data_ = small_;
+  static constexpr int64_t kSmall = 8192 / sizeof(T) * 2;  // 16 KiB
+  alignas(64) T small_[kSmall];
+  hwy::AlignedFreeUniquePtr<T[]> big_;
+  T* data_ = small_;
 };
 
 }  // namespace posenc::optimized
@@ -81,28 +83,27 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// c[i], s[i] for i < half of the token at `position`, f32, s already signed for the inverse.
-HWY_INLINE void TokenCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
-  const RopeCall& call = *plan.call;
-  if (call.cos) {
-    const Tensor &cos = *call.cos, &sin = *call.sin;
-    const float* cr = cos.as<float>() + cos.offset(position);
-    const float* sr = sin.as<float>() + sin.offset(position);
-    for (int64_t i = 0; i < plan.half; ++i) {
-      c[i] = cr[i * cos.strides[1]];
-      s[i] = plan.sin_sign * sr[i * sin.strides[1]];  // exact: ±1
-    }
-    return;
+// c[i], s[i] for i < half, f32, s already signed for the inverse: from the cache row of
+// `position`, or else from the walker's double sin/cos of the token.
+HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
+  const Tensor &cos = *plan.call->cos, &sin = *plan.call->sin;
+  const float* cr = cos.as<float>() + cos.offset(position);
+  const float* sr = sin.as<float>() + sin.offset(position);
+  for (int64_t i = 0; i < plan.half; ++i) {
+    c[i] = cr[i * cos.strides[1]];
+    s[i] = plan.sin_sign * sr[i * sin.strides[1]];  // exact: ±1
   }
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;
+}
+
+template <class D>
+HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* sin,
+                                     const double* cos, float* c, float* s) {
+  const hn::Rebind<float, D> df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const auto fc = hn::Set(dd, plan.factor), fs = hn::Set(dd, plan.sin_sign * plan.factor);
   for (int64_t i = 0; i < plan.half; i += N) {
-    hn::Vec<decltype(dd)> sin, cos;
-    AngleSinCos(dd, *plan.angles, position, i, sin, cos);
-    hn::Store(hn::DemoteTo(df, hn::Mul(cos, fc)), df, c + i);
-    hn::Store(hn::DemoteTo(df, hn::Mul(sin, fs)), df, s + i);
+    hn::Store(hn::DemoteTo(df, hn::Mul(hn::Load(dd, cos + i), fc)), df, c + i);
+    hn::Store(hn::DemoteTo(df, hn::Mul(hn::Load(dd, sin + i), fs)), df, s + i);
   }
 }
 
@@ -232,7 +233,7 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int64_t padded = round_up(plan.half, kAnglePad), rot = plan.rotary_dim;
-  Scratch scratch(6 * padded + round_up(rot, kAnglePad));
+  Scratch<float> scratch(6 * padded + round_up(rot, kAnglePad));
   float* c = scratch.data();     // [padded]
   float* s = c + padded;         // [padded]
   float* c2 = s + padded;        // [2·padded], interleaved layout
@@ -273,9 +274,19 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
       }
     }
   };
+  const Tensor& positions = plan.call->positions;
+  const auto position = [&](int64_t t) { return load_index(positions, positions.offset(t)); };
+  const hn::ScalableTag<double> dd;
+  Scratch<double> walker_scratch(plan.angles ? 4 * plan.angles->padded() : 0);
+  std::optional<AngleWalker<decltype(dd)>> walker;
+  if (plan.angles) walker.emplace(dd, *plan.angles, walker_scratch.data());
   for (int64_t t = begin; t < end; ++t) {
-    const Tensor& positions = plan.call->positions;
-    TokenCoefficients(plan, load_index(positions, positions.offset(t)), c, s);
+    if (walker) {
+      walker->At(t, position);
+      ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
+    } else {
+      CachedCoefficients(plan, position(t), c, s);
+    }
     if (plan.interleaved) {
       for (int64_t i = 0; i < plan.half; i += N) {
         const auto cv = hn::LoadU(d, c + i), sv = hn::LoadU(d, s + i);

@@ -1,8 +1,10 @@
 // rope_cache: cos[p, i] = a·cos(p·ω_i), sin[p, i] = a·sin(p·ω_i). Exact angles and double
-// sin/cos vectorized over i, scaled by a in double and rounded once to f32; rows split across
-// threads.
+// sin/cos vectorized over i (row after row by one rotation step, see AngleWalker), scaled by a in
+// double and rounded once to f32; rows split across threads.
 #ifndef POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #define POSENC_OPTIMIZED_ROPE_CACHE_SHARED
+#include <hwy/aligned_allocator.h>
+
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
 #include "optimized/thread_pool.h"
@@ -27,12 +29,15 @@ void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begi
   const bool unit_stride = cos_out.strides[1] == 1 && sin_out.strides[1] == 1;
   const auto a = hn::Set(dd, angles.attention_factor);
   HWY_ALIGN float cos_tail[hn::MaxLanes(df)], sin_tail[hn::MaxLanes(df)];
+  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
+  AngleWalker walker(dd, angles, scratch.get());
+  const auto row_position = [](int64_t row) { return row; };
   for (int64_t p = begin; p < end; ++p) {
     float* co = cos_out.as<float>() + cos_out.offset(p);
     float* so = sin_out.as<float>() + sin_out.offset(p);
+    walker.At(p, row_position);
     for (int64_t i = 0; i < half; i += N) {
-      hn::Vec<decltype(dd)> sin, cos;
-      AngleSinCos(dd, angles, p, i, sin, cos);
+      const auto cos = hn::Load(dd, walker.cos() + i), sin = hn::Load(dd, walker.sin() + i);
       const auto cf = hn::DemoteTo(df, hn::Mul(cos, a)), sf = hn::DemoteTo(df, hn::Mul(sin, a));
       if (unit_stride && i + N <= half) {
         hn::StoreU(cf, df, co + i);

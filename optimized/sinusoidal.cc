@@ -1,6 +1,7 @@
 // sinusoidal: out[t, 2i] = x[t, 2i] + sin(p·ω_i), out[t, 2i+1] = x[t, 2i+1] + cos(p·ω_i).
-// Per token: exact angles and double sin/cos for every i (vectorized over i), interleaved into
-// one row of PE in double; then x is added in double and each element rounded once to f32.
+// Per token: exact angles and double sin/cos for every i (vectorized over i; consecutive positions
+// step by one rotation, see AngleWalker), interleaved into one row of PE in double; then x is added
+// in double and each element rounded once to f32.
 #ifndef POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #define POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #include <hwy/aligned_allocator.h>
@@ -29,12 +30,14 @@ void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t be
   const int64_t d = out.shape[1];
   const bool unit_stride = out.strides[1] == 1 && (!call.x || call.x->strides[1] == 1);
   auto pe = hwy::AllocateAligned<double>(2 * angles.padded());  // one PE row, interleaved
+  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
+  AngleWalker walker(dd, angles, scratch.get());
+  const auto position = [&](int64_t t) { return call.position(t); };
   for (int64_t t = begin; t < end; ++t) {
-    const int64_t p = call.position(t);
+    walker.At(t, position);
     for (int64_t i = 0; i < d / 2; i += N) {
-      hn::Vec<decltype(dd)> sin, cos;
-      AngleSinCos(dd, angles, p, i, sin, cos);
-      hn::StoreInterleaved2(sin, cos, dd, pe.get() + 2 * i);
+      hn::StoreInterleaved2(hn::Load(dd, walker.sin() + i), hn::Load(dd, walker.cos() + i), dd,
+                            pe.get() + 2 * i);
     }
     float* o = out.as<float>() + out.offset(t);
     const float* x = call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;

@@ -29,12 +29,17 @@ struct Problem {
   int64_t tokens, d;
   std::vector<float> x, out;
   std::vector<int64_t> positions;
-  Problem(int64_t tokens_, int64_t d_, int64_t max_position, uint64_t seed)
+  // Random positions in [max_position − 1000, max_position], or (consecutive) the run ending at
+  // max_position, which takes the rotation-step path.
+  Problem(int64_t tokens_, int64_t d_, int64_t max_position, uint64_t seed,
+          bool consecutive = false)
       : tokens(tokens_), d(d_), x(tokens * d), out(tokens * d, -3.0f), positions(tokens) {
     std::mt19937_64 rng(seed);
     for (float& v : x) v = std::uniform_real_distribution<float>(-2, 2)(rng);
-    for (int64_t& p : positions) {
-      p = std::uniform_int_distribution<int64_t>(max_position - 1000, max_position)(rng);
+    for (int64_t t = 0; t < tokens; ++t) {
+      positions[t] = consecutive ? max_position - (tokens - 1 - t)
+                                 : std::uniform_int_distribution<int64_t>(max_position - 1000,
+                                                                          max_position)(rng);
     }
   }
   SinusoidalCall call(int threads = 1) {
@@ -118,15 +123,19 @@ TEST(OptimizedSinusoidal, StridedViewsAndInPlaceGiveTheContiguousAnswer) {
 }
 
 TEST(OptimizedSinusoidal, BitwiseIdenticalForEveryThreadCount) {
-  Problem p(4096, 512, kMaxPosition, 9);
-  std::vector<float> first;
-  for (int threads : {1, 2, 3, 7}) {
-    std::fill(p.out.begin(), p.out.end(), 0.0f);
-    sinusoidal().front().run(p.call(threads));
-    EXPECT_EQ(last_threaded_parts(), threads);
-    if (first.empty()) first = p.out;
-    EXPECT_EQ(std::memcmp(p.out.data(), first.data(), first.size() * sizeof(float)), 0)
-        << threads << " threads";
+  for (bool with_positions : {true, false}) {  // without: position t, every row a rotation step
+    Problem p(4096, 512, kMaxPosition, 9);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3, 7}) {
+      std::fill(p.out.begin(), p.out.end(), 0.0f);
+      SinusoidalCall call = p.call(threads);
+      if (!with_positions) call.positions.reset();
+      sinusoidal().front().run(call);
+      EXPECT_EQ(last_threaded_parts(), threads);
+      if (first.empty()) first = p.out;
+      EXPECT_EQ(std::memcmp(p.out.data(), first.data(), first.size() * sizeof(float)), 0)
+          << threads << " threads";
+    }
   }
 }
 
