@@ -73,8 +73,8 @@ namespace {
 void run_sinusoidal(const SinusoidalCall& call, SinusoidalRowsFn* rows) {
   call.validate();
   const int64_t tokens = call.out.shape[0], d = call.out.shape[1];
-  // About a nanosecond per element: half a sin/cos pair each, plus the add and the store.
-  const int parts = plan_parts(call.threads, tokens, 1.0 * static_cast<double>(d));
+  // Measured: about 0.4 ns per element (0.8 when every position needs a fresh sin/cos).
+  const int parts = plan_parts(call.threads, tokens, 0.4 * static_cast<double>(d));
   const Angles& angles = sinusoidal_angles(d, call.base);
   parallel_for(tokens, parts, [&](Range r) { rows(call, angles, r.begin, r.end); });
 }
