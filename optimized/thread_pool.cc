@@ -34,7 +34,9 @@ namespace {
 thread_local bool t_inside_body = false;
 thread_local int t_last_threaded_parts = 1;
 
-// Workers wait for a job; each runs the parts whose index it owns. One job at a time.
+// Workers wait for a job, then claim its parts one at a time; the caller runs part 0 and then
+// claims any part no worker has started (a worker whose core is busy elsewhere does not hold the
+// job up). Which thread runs a part never changes what the part computes. One job at a time.
 class ThreadPool {
  public:
   static ThreadPool& instance() {
@@ -46,24 +48,28 @@ class ThreadPool {
   bool try_acquire() { return busy_.try_lock(); }
   void release() { busy_.unlock(); }
 
-  // Runs parts [1, parts) on workers while the caller runs part 0; call between try_acquire and
-  // release.
+  // Runs every part of `task`; call between try_acquire and release.
   void run(int parts, const std::function<void(int)>& task) {
+    uint64_t job;
     {
       std::unique_lock lock(mutex_);
       while (static_cast<int>(workers_.size()) < parts - 1) {
-        const int index = static_cast<int>(workers_.size()) + 1;
-        workers_.emplace_back([this, index] { work(index); });
+        workers_.emplace_back([this] { work(); });
       }
       task_ = &task;
       parts_ = parts;
-      pending_ = parts - 1;
-      ++generation_;
+      next_part_ = 1;
+      finished_ = 0;
+      job = ++generation_;
     }
     wake_.notify_all();
     task(0);
+    for (int part; (part = claim(job)) >= 0;) {
+      task(part);
+      finish();
+    }
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    done_.wait(lock, [this] { return finished_ == parts_ - 1; });
     task_ = nullptr;
   }
 
@@ -79,20 +85,34 @@ class ThreadPool {
  private:
   ThreadPool() = default;
 
-  void work(int index) {
+  // The next unstarted part of job `generation`, or −1 when none is left (or the job is over).
+  int claim(uint64_t generation) {
+    std::unique_lock lock(mutex_);
+    if (generation != generation_ || next_part_ >= parts_) return -1;
+    return next_part_++;
+  }
+
+  void finish() {
+    std::unique_lock lock(mutex_);
+    if (++finished_ == parts_ - 1) done_.notify_one();
+  }
+
+  void work() {
     t_inside_body = true;  // a worker only ever runs bodies
     uint64_t seen = 0;
-    std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (index >= parts_) continue;
-      const std::function<void(int)>* task = task_;
-      lock.unlock();
-      (*task)(index);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_one();
+      const std::function<void(int)>* task;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        task = task_;
+      }
+      for (int part; (part = claim(seen)) >= 0;) {
+        (*task)(part);
+        finish();
+      }
     }
   }
 
@@ -101,7 +121,7 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* task_ = nullptr;
-  int parts_ = 0, pending_ = 0;
+  int parts_ = 0, next_part_ = 0, finished_ = 0;  // finished counts parts 1..parts−1
   uint64_t generation_ = 0;
   bool stop_ = false;
 };

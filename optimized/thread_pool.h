@@ -31,15 +31,16 @@ inline constexpr int kMaxParts = 256;
 int plan_parts(int requested_threads, int64_t items, double nanos_per_item);
 
 // Runs body(partition(n, parts, i)) for every part i and returns when all are done. Part 0 runs on
-// the calling thread, the others on the persistent pool. If bodies throw, every part still runs
+// the calling thread, the others on the persistent pool (the caller takes any part no worker has
+// started by the time it is free). If bodies throw, every part still runs
 // and the exception of the lowest-index part that threw is rethrown. A call made from inside a
 // body, or while another thread is using the pool, runs all its parts on the calling thread in
 // order: same ranges, same results.
 template <class Body>
 void parallel_for(int64_t n, int parts, Body&& body);
 
-// Parts the last parallel_for on this thread actually spread over threads (1 when it ran inline);
-// lets tests check that a determinism test really ran threaded.
+// Parts the last parallel_for on this thread handed to the pool (1 when it ran inline); lets tests
+// check that a determinism test really split its work.
 int last_threaded_parts();
 
 namespace detail {
