@@ -34,7 +34,8 @@ std::vector<Impl<RopeCacheCall>> rope_cache();
 // Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
 // cache row), then each output is one FMA over one rounded product: within 1.5 ulp_f32(f·‖pair‖)
 // of the exact value before its final rounding, so within 2 of the reference's rounded result.
-// Bound 2 (see rope.cc). The pass-through tail is copied bit for bit.
+// Bound 2 (proof in rope.cc). The pass-through tail is copied bit for bit. f32 throughout: a
+// product of an input and a coefficient past FLT_MAX overflows (inputs near FLT_MAX with f > 1).
 std::vector<Impl<RopeCall>> rope();
 
 }  // namespace posenc::optimized
