@@ -1,9 +1,11 @@
 // rope_cache: cos[p, i] = a·cos(p·ω_i), sin[p, i] = a·sin(p·ω_i). Exact angles and double
-// sin/cos vectorized over i (row after row by one rotation step, see AngleWalker), scaled by a in
-// double and rounded once to f32; rows split across threads.
+// sin/cos vectorized over i (row after row by one rotation step, see AngleWalker; wide rows in
+// blocks of angles), scaled by a in double and rounded once to f32; rows split across threads.
 #ifndef POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #define POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #include <hwy/aligned_allocator.h>
+
+#include <algorithm>
 
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
@@ -26,29 +28,33 @@ void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begi
   const hn::Rebind<float, decltype(dd)> df;  // as many f32 lanes as double lanes
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd)), half = call.rotary_dim / 2;
   const Tensor &cos_out = call.cos, &sin_out = call.sin;
-  const bool unit_stride = cos_out.strides[1] == 1 && sin_out.strides[1] == 1;
+  const int64_t cs = cos_out.strides[1], ss = sin_out.strides[1];
   const auto a = hn::Set(dd, angles.attention_factor);
   HWY_ALIGN float cos_tail[hn::MaxLanes(df)], sin_tail[hn::MaxLanes(df)];
-  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
-  AngleWalker walker(dd, angles, scratch.get());
+  auto scratch = hwy::AllocateAligned<double>(4 * kAngleBlock);
   const auto row_position = [](int64_t row) { return row; };
-  for (int64_t p = begin; p < end; ++p) {
-    float* co = cos_out.as<float>() + cos_out.offset(p);
-    float* so = sin_out.as<float>() + sin_out.offset(p);
-    walker.At(p, row_position);
-    for (int64_t i = 0; i < half; i += N) {
-      const auto cos = hn::Load(dd, walker.cos() + i), sin = hn::Load(dd, walker.sin() + i);
-      const auto cf = hn::DemoteTo(df, hn::Mul(cos, a)), sf = hn::DemoteTo(df, hn::Mul(sin, a));
-      if (unit_stride && i + N <= half) {
-        hn::StoreU(cf, df, co + i);
-        hn::StoreU(sf, df, so + i);
-        continue;
-      }
-      hn::Store(cf, df, cos_tail);
-      hn::Store(sf, df, sin_tail);
-      for (int64_t lane = 0; lane < N && i + lane < half; ++lane) {
-        co[(i + lane) * cos_out.strides[1]] = cos_tail[lane];
-        so[(i + lane) * sin_out.strides[1]] = sin_tail[lane];
+  for (int64_t first = 0; first < half; first += kAngleBlock) {
+    const int64_t pairs = std::min(kAngleBlock, half - first);
+    AngleWalker walker(dd, angles, first, std::min(kAngleBlock, angles.padded() - first),
+                       scratch.get());
+    for (int64_t p = begin; p < end; ++p) {
+      walker.At(p, row_position);
+      float* co = cos_out.as<float>() + cos_out.offset(p) + first * cs;
+      float* so = sin_out.as<float>() + sin_out.offset(p) + first * ss;
+      for (int64_t j = 0; j < pairs; j += N) {
+        const auto cf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
+        const auto sf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
+        if (cs == 1 && ss == 1 && j + N <= pairs) {
+          hn::StoreU(cf, df, co + j);
+          hn::StoreU(sf, df, so + j);
+          continue;
+        }
+        hn::Store(cf, df, cos_tail);
+        hn::Store(sf, df, sin_tail);
+        for (int64_t lane = 0; lane < N && j + lane < pairs; ++lane) {
+          co[(j + lane) * cs] = cos_tail[lane];
+          so[(j + lane) * ss] = sin_tail[lane];
+        }
       }
     }
   }

@@ -35,7 +35,7 @@ double worst_error(const float* cos, const float* sin, int64_t first_row, int64_
 TEST(OptimizedRopeCache, EveryTargetIsAccurateOverTheWholeTableIncludingTails) {
   for (const auto& impl : rope_cache()) {
     ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
-    for (int64_t rotary_dim : {2, 6, 18, 34, 128}) {  // half 1, 3, 9, 17, 64: every vector tail
+    for (int64_t rotary_dim : {2, 6, 18, 34, 128, 1100}) {  // vector tails; 1100: angle blocks
       const int64_t rows = 100;
       std::vector<float> cos(rows * rotary_dim / 2), sin(cos.size());
       impl.run({.rotary_dim = rotary_dim,

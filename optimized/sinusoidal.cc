@@ -6,6 +6,8 @@
 #define POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #include <hwy/aligned_allocator.h>
 
+#include <algorithm>
+
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
 #include "optimized/thread_pool.h"
@@ -27,32 +29,38 @@ void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t be
   const hn::Rebind<float, decltype(dd)> df;  // as many f32 lanes as double lanes
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const Tensor& out = call.out;
-  const int64_t d = out.shape[1];
-  const bool unit_stride = out.strides[1] == 1 && (!call.x || call.x->strides[1] == 1);
-  auto pe = hwy::AllocateAligned<double>(2 * angles.padded());  // one PE row, interleaved
-  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
-  AngleWalker walker(dd, angles, scratch.get());
+  const int64_t half = out.shape[1] / 2, os = out.strides[1];
+  const int64_t xs = call.x ? call.x->strides[1] : 0;
+  const bool unit_stride = os == 1 && (!call.x || xs == 1);
+  auto scratch = hwy::AllocateAligned<double>(4 * kAngleBlock);
   const auto position = [&](int64_t t) { return call.position(t); };
-  for (int64_t t = begin; t < end; ++t) {
-    walker.At(t, position);
-    for (int64_t i = 0; i < d / 2; i += N) {
-      hn::StoreInterleaved2(hn::Load(dd, walker.sin() + i), hn::Load(dd, walker.cos() + i), dd,
-                            pe.get() + 2 * i);
-    }
-    float* o = out.as<float>() + out.offset(t);
-    const float* x = call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;
-    if (unit_stride) {
+  for (int64_t first = 0; first < half; first += kAngleBlock) {
+    const int64_t pairs = std::min(kAngleBlock, half - first);  // this block's (sin, cos) pairs
+    AngleWalker walker(dd, angles, first, std::min(kAngleBlock, angles.padded() - first),
+                       scratch.get());
+    for (int64_t t = begin; t < end; ++t) {
+      walker.At(t, position);
+      const double *sin = walker.sin(), *cos = walker.cos();
+      float* o = out.as<float>() + out.offset(t) + 2 * first * os;
+      const float* x = call.x ? call.x->as<float>() + call.x->offset(t) + 2 * first * xs : nullptr;
       int64_t j = 0;
-      for (; j + N <= d; j += N) {
-        auto v = hn::Load(dd, pe.get() + j);
-        if (x) v = hn::Add(hn::PromoteTo(dd, hn::LoadU(df, x + j)), v);
-        hn::StoreU(hn::DemoteTo(df, v), df, o + j);
+      if (unit_stride) {
+        for (; j + N <= pairs; j += N) {
+          auto s = hn::Load(dd, sin + j), c = hn::Load(dd, cos + j);
+          if (x) {
+            hn::Vec<decltype(df)> x_sin, x_cos;
+            hn::LoadInterleaved2(df, x + 2 * j, x_sin, x_cos);
+            s = hn::Add(hn::PromoteTo(dd, x_sin), s);
+            c = hn::Add(hn::PromoteTo(dd, x_cos), c);
+          }
+          hn::StoreInterleaved2(hn::DemoteTo(df, s), hn::DemoteTo(df, c), df, o + 2 * j);
+        }
       }
-      for (; j < d; ++j) o[j] = static_cast<float>(x ? static_cast<double>(x[j]) + pe[j] : pe[j]);
-    } else {
-      for (int64_t j = 0; j < d; ++j) {
-        const double v = x ? static_cast<double>(x[j * call.x->strides[1]]) + pe[j] : pe[j];
-        o[j * out.strides[1]] = static_cast<float>(v);
+      for (; j < pairs; ++j) {  // tails and strided rows: the same double add, rounded once
+        const double s = x ? static_cast<double>(x[2 * j * xs]) + sin[j] : sin[j];
+        const double c = x ? static_cast<double>(x[(2 * j + 1) * xs]) + cos[j] : cos[j];
+        o[2 * j * os] = static_cast<float>(s);
+        o[(2 * j + 1) * os] = static_cast<float>(c);
       }
     }
   }
