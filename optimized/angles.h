@@ -19,9 +19,6 @@ inline constexpr double kMaxVectorAngle = 134217728.0;  // 2^27
 // Frequency arrays are zero-padded to a multiple of this (≥ twice the widest double vector), so
 // kernels load whole vectors; padded lanes hold θ = 0.
 inline constexpr int64_t kAnglePad = 16;
-// Write-only kernels walk the angles in blocks of this many across their rows (a multiple of
-// kAnglePad), so the walker's state (4 doubles per angle) stays in L1 for wide tables.
-inline constexpr int64_t kAngleBlock = 256;
 
 struct Angles {
   int64_t count = 0;           // frequencies

@@ -111,30 +111,5 @@ TEST(AngleWalker, StepsStayAccurateAndAnyStartGivesTheSameBits) {
   }
 }
 
-TEST(AngleWalker, BlocksOfAnglesGiveTheBitsOfTheWholeRow) {
-  const hn::ScalableTag<double> d;
-  const Angles& angles = rope_angles(1100, 10000.0, RopeScaling{});  // 550 angles, padded 560
-  const int64_t n = 40, width = angles.padded();
-  const std::vector<int64_t> positions = packed_positions(n);
-  const auto position = [&](int64_t t) { return positions[t]; };
-  auto whole_scratch = hwy::AllocateAligned<double>(4 * width);
-  AngleWalker whole(d, angles, whole_scratch.get());
-  std::vector<double> sin_ref(n * width);
-  for (int64_t t = 0; t < n; ++t) {
-    whole.At(t, position);
-    std::memcpy(&sin_ref[t * width], whole.sin(), width * sizeof(double));
-  }
-  for (int64_t first = 0; first < width; first += kAngleBlock) {
-    const int64_t count = std::min(kAngleBlock, width - first);
-    auto scratch = hwy::AllocateAligned<double>(4 * count);
-    AngleWalker block(d, angles, first, count, scratch.get());
-    for (int64_t t = 0; t < n; ++t) {
-      block.At(t, position);
-      ASSERT_EQ(std::memcmp(block.sin(), &sin_ref[t * width + first], count * sizeof(double)), 0)
-          << "block at " << first << ", item " << t;
-    }
-  }
-}
-
 }  // namespace
 }  // namespace posenc::optimized::HWY_NAMESPACE

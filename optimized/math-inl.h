@@ -83,34 +83,28 @@ HWY_INLINE void AngleSinCos(D d, const Angles& angles, int64_t position, int64_t
   cos = hn::Load(d, c);
 }
 
-// sin and cos (double) of position·ω_i for the angles i in [first, first + count) (both multiples
-// of kAnglePad; sin()[j] is angle first + j), item after item. A fresh sin/cos costs about forty
-// flops per angle; an item whose position is the previous item's + 1 instead rotates the previous
-// values by (cos ω_i, sin ω_i): four flops, and an error of a few 2⁻⁵³ per step. Chains restart
-// (fresh sin/cos) at every item index that is a multiple of kAnchorEvery and wherever positions
-// are not consecutive, so at most kAnchorEvery − 1 steps accumulate. A part that starts inside a
-// chain first replays it from its start: every item's values depend only on the positions and its
-// index, never on where a part begins, so the output is bitwise identical for every thread count.
-// Each angle's values depend on that angle alone, so walking the angles in blocks (one block
-// across all items, then the next) gives the same bits as walking them all at once.
+// sin and cos (double) of position·ω_i for every angle i < angles.padded(), item after item. A
+// fresh sin/cos costs about forty flops per angle; an item whose position is the previous item's +
+// 1 instead rotates the previous values by (cos ω_i, sin ω_i): four flops, and an error of a few
+// 2⁻⁵³ per step. Chains restart (fresh sin/cos) at every item index that is a multiple of
+// kAnchorEvery and wherever positions are not consecutive, so at most kAnchorEvery − 1 steps
+// accumulate. A part that starts inside a chain first replays it from its start: every item's
+// values depend only on the positions and its index, never on where a part begins, so the output is
+// bitwise identical for every thread count.
 template <class D>
 class AngleWalker {
  public:
   static constexpr int64_t kAnchorEvery = 16;
 
-  // `scratch` holds 4·count doubles, aligned for D.
-  AngleWalker(D d, const Angles& angles, int64_t first, int64_t count, double* scratch)
+  // `scratch` holds 4·angles.padded() doubles, aligned for D.
+  AngleWalker(D d, const Angles& angles, double* scratch)
       : d_(d),
         angles_(angles),
-        first_(first),
-        count_(count),
+        count_(angles.padded()),
         sin_(scratch),
-        cos_(scratch + count),
-        step_sin_(scratch + 2 * count),
-        step_cos_(scratch + 3 * count) {}
-  // Every angle at once.
-  AngleWalker(D d, const Angles& angles, double* scratch)
-      : AngleWalker(d, angles, 0, angles.padded(), scratch) {}
+        cos_(scratch + count_),
+        step_sin_(scratch + 2 * count_),
+        step_cos_(scratch + 3 * count_) {}
 
   const double* sin() const { return sin_; }
   const double* cos() const { return cos_; }
@@ -142,7 +136,7 @@ class AngleWalker {
     const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
     for (int64_t i = 0; i < count_; i += N) {
       hn::VFromD<D> s, c;
-      AngleSinCos(d_, angles_, p, first_ + i, s, c);
+      AngleSinCos(d_, angles_, p, i, s, c);
       hn::Store(s, d_, sin_ + i);
       hn::Store(c, d_, cos_ + i);
     }
@@ -153,7 +147,7 @@ class AngleWalker {
     if (!have_step_) {  // (cos ω, sin ω): position 1
       for (int64_t i = 0; i < count_; i += N) {
         hn::VFromD<D> s, c;
-        AngleSinCos(d_, angles_, 1, first_ + i, s, c);
+        AngleSinCos(d_, angles_, 1, i, s, c);
         hn::Store(s, d_, step_sin_ + i);
         hn::Store(c, d_, step_cos_ + i);
       }
@@ -169,7 +163,7 @@ class AngleWalker {
 
   D d_;
   const Angles& angles_;
-  int64_t first_, count_;
+  int64_t count_;
   double *sin_, *cos_, *step_sin_, *step_cos_;
   bool have_step_ = false;
   int64_t last_item_ = -2;

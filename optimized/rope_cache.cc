@@ -1,6 +1,6 @@
 // rope_cache: cos[p, i] = a·cos(p·ω_i), sin[p, i] = a·sin(p·ω_i). Exact angles and double
-// sin/cos vectorized over i (row after row by one rotation step, see AngleWalker; wide rows in
-// blocks of angles), scaled by a in double and rounded once to f32; rows split across threads.
+// sin/cos vectorized over i (row after row by one rotation step, see AngleWalker), scaled by a in
+// double and rounded once to f32; rows split across threads.
 #ifndef POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #define POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #include <hwy/aligned_allocator.h>
@@ -31,30 +31,27 @@ void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begi
   const int64_t cs = cos_out.strides[1], ss = sin_out.strides[1];
   const auto a = hn::Set(dd, angles.attention_factor);
   HWY_ALIGN float cos_tail[hn::MaxLanes(df)], sin_tail[hn::MaxLanes(df)];
-  auto scratch = hwy::AllocateAligned<double>(4 * kAngleBlock);
+  // Row by row: the stores stream through memory in address order, which the hardware follows.
+  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
+  AngleWalker walker(dd, angles, scratch.get());
   const auto row_position = [](int64_t row) { return row; };
-  for (int64_t first = 0; first < half; first += kAngleBlock) {
-    const int64_t pairs = std::min(kAngleBlock, half - first);
-    AngleWalker walker(dd, angles, first, std::min(kAngleBlock, angles.padded() - first),
-                       scratch.get());
-    for (int64_t p = begin; p < end; ++p) {
-      walker.At(p, row_position);
-      float* co = cos_out.as<float>() + cos_out.offset(p) + first * cs;
-      float* so = sin_out.as<float>() + sin_out.offset(p) + first * ss;
-      for (int64_t j = 0; j < pairs; j += N) {
-        const auto cf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
-        const auto sf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
-        if (cs == 1 && ss == 1 && j + N <= pairs) {
-          hn::StoreU(cf, df, co + j);
-          hn::StoreU(sf, df, so + j);
-          continue;
-        }
-        hn::Store(cf, df, cos_tail);
-        hn::Store(sf, df, sin_tail);
-        for (int64_t lane = 0; lane < N && j + lane < pairs; ++lane) {
-          co[(j + lane) * cs] = cos_tail[lane];
-          so[(j + lane) * ss] = sin_tail[lane];
-        }
+  for (int64_t p = begin; p < end; ++p) {
+    walker.At(p, row_position);
+    float* co = cos_out.as<float>() + cos_out.offset(p);
+    float* so = sin_out.as<float>() + sin_out.offset(p);
+    for (int64_t j = 0; j < half; j += N) {
+      const auto cf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
+      const auto sf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
+      if (cs == 1 && ss == 1 && j + N <= half) {
+        hn::StoreU(cf, df, co + j);
+        hn::StoreU(sf, df, so + j);
+        continue;
+      }
+      hn::Store(cf, df, cos_tail);
+      hn::Store(sf, df, sin_tail);
+      for (int64_t lane = 0; lane < N && j + lane < half; ++lane) {
+        co[(j + lane) * cs] = cos_tail[lane];
+        so[(j + lane) * ss] = sin_tail[lane];
       }
     }
   }

@@ -32,36 +32,33 @@ void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t be
   const int64_t half = out.shape[1] / 2, os = out.strides[1];
   const int64_t xs = call.x ? call.x->strides[1] : 0;
   const bool unit_stride = os == 1 && (!call.x || xs == 1);
-  auto scratch = hwy::AllocateAligned<double>(4 * kAngleBlock);
+  // Row by row: the stores stream through memory in address order, which the hardware follows.
+  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
+  AngleWalker walker(dd, angles, scratch.get());
   const auto position = [&](int64_t t) { return call.position(t); };
-  for (int64_t first = 0; first < half; first += kAngleBlock) {
-    const int64_t pairs = std::min(kAngleBlock, half - first);  // this block's (sin, cos) pairs
-    AngleWalker walker(dd, angles, first, std::min(kAngleBlock, angles.padded() - first),
-                       scratch.get());
-    for (int64_t t = begin; t < end; ++t) {
-      walker.At(t, position);
-      const double *sin = walker.sin(), *cos = walker.cos();
-      float* o = out.as<float>() + out.offset(t) + 2 * first * os;
-      const float* x = call.x ? call.x->as<float>() + call.x->offset(t) + 2 * first * xs : nullptr;
-      int64_t j = 0;
-      if (unit_stride) {
-        for (; j + N <= pairs; j += N) {
-          auto s = hn::Load(dd, sin + j), c = hn::Load(dd, cos + j);
-          if (x) {
-            hn::Vec<decltype(df)> x_sin, x_cos;
-            hn::LoadInterleaved2(df, x + 2 * j, x_sin, x_cos);
-            s = hn::Add(hn::PromoteTo(dd, x_sin), s);
-            c = hn::Add(hn::PromoteTo(dd, x_cos), c);
-          }
-          hn::StoreInterleaved2(hn::DemoteTo(df, s), hn::DemoteTo(df, c), df, o + 2 * j);
+  for (int64_t t = begin; t < end; ++t) {
+    walker.At(t, position);
+    const double *sin = walker.sin(), *cos = walker.cos();
+    float* o = out.as<float>() + out.offset(t);
+    const float* x = call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;
+    int64_t j = 0;
+    if (unit_stride) {
+      for (; j + N <= half; j += N) {
+        auto s = hn::Load(dd, sin + j), c = hn::Load(dd, cos + j);
+        if (x) {
+          hn::Vec<decltype(df)> x_sin, x_cos;
+          hn::LoadInterleaved2(df, x + 2 * j, x_sin, x_cos);
+          s = hn::Add(hn::PromoteTo(dd, x_sin), s);
+          c = hn::Add(hn::PromoteTo(dd, x_cos), c);
         }
+        hn::StoreInterleaved2(hn::DemoteTo(df, s), hn::DemoteTo(df, c), df, o + 2 * j);
       }
-      for (; j < pairs; ++j) {  // tails and strided rows: the same double add, rounded once
-        const double s = x ? static_cast<double>(x[2 * j * xs]) + sin[j] : sin[j];
-        const double c = x ? static_cast<double>(x[(2 * j + 1) * xs]) + cos[j] : cos[j];
-        o[2 * j * os] = static_cast<float>(s);
-        o[(2 * j + 1) * os] = static_cast<float>(c);
-      }
+    }
+    for (; j < half; ++j) {  // tails and strided rows: the same double add, rounded once
+      const double s = x ? static_cast<double>(x[2 * j * xs]) + sin[j] : sin[j];
+      const double c = x ? static_cast<double>(x[(2 * j + 1) * xs]) + cos[j] : cos[j];
+      o[2 * j * os] = static_cast<float>(s);
+      o[(2 * j + 1) * os] = static_cast<float>(c);
     }
   }
 }
