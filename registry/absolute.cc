@@ -7,16 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<AbsoluteCall>>& implementations<AbsoluteCall>() {
-  static const std::vector<Impl<AbsoluteCall>> table = [] {
-    std::vector<Impl<AbsoluteCall>> impls = {
-        {.name = "absolute/reference",
-         .variants = kAllVariants,
-         .bound = 0,
-         .run = reference::absolute},
-    };
-    for (auto& impl : optimized::absolute()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<AbsoluteCall>> table =
+      reference_then<AbsoluteCall>({.name = "absolute/reference",
+                                    .variants = kAllVariants,
+                                    .bound = 0,
+                                    .run = reference::absolute},
+                                   optimized::absolute());
   return table;
 }
 

@@ -7,13 +7,9 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<RopeCall>>& implementations<RopeCall>() {
-  static const std::vector<Impl<RopeCall>> table = [] {
-    std::vector<Impl<RopeCall>> impls = {
-        {.name = "rope/reference", .variants = kAllVariants, .bound = 0, .run = reference::rope},
-    };
-    for (auto& impl : optimized::rope()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<RopeCall>> table = reference_then<RopeCall>(
+      {.name = "rope/reference", .variants = kAllVariants, .bound = 0, .run = reference::rope},
+      optimized::rope());
   return table;
 }
 

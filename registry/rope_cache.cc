@@ -7,16 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<RopeCacheCall>>& implementations<RopeCacheCall>() {
-  static const std::vector<Impl<RopeCacheCall>> table = [] {
-    std::vector<Impl<RopeCacheCall>> impls = {
-        {.name = "rope_cache/reference",
-         .variants = kAllVariants,
-         .bound = 0,
-         .run = reference::rope_cache},
-    };
-    for (auto& impl : optimized::rope_cache()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<RopeCacheCall>> table =
+      reference_then<RopeCacheCall>({.name = "rope_cache/reference",
+                                     .variants = kAllVariants,
+                                     .bound = 0,
+                                     .run = reference::rope_cache},
+                                    optimized::rope_cache());
   return table;
 }
 

@@ -7,16 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<RopeFrequenciesCall>>& implementations<RopeFrequenciesCall>() {
-  static const std::vector<Impl<RopeFrequenciesCall>> table = [] {
-    std::vector<Impl<RopeFrequenciesCall>> impls = {
-        {.name = "rope_frequencies/reference",
-         .variants = kAllVariants,
-         .bound = 0,
-         .run = reference::rope_frequencies},
-    };
-    for (auto& impl : optimized::rope_frequencies()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<RopeFrequenciesCall>> table =
+      reference_then<RopeFrequenciesCall>({.name = "rope_frequencies/reference",
+                                           .variants = kAllVariants,
+                                           .bound = 0,
+                                           .run = reference::rope_frequencies},
+                                          optimized::rope_frequencies());
   return table;
 }
 

@@ -7,16 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<SinusoidalCall>>& implementations<SinusoidalCall>() {
-  static const std::vector<Impl<SinusoidalCall>> table = [] {
-    std::vector<Impl<SinusoidalCall>> impls = {
-        {.name = "sinusoidal/reference",
-         .variants = kAllVariants,
-         .bound = 0,
-         .run = reference::sinusoidal},
-    };
-    for (auto& impl : optimized::sinusoidal()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<SinusoidalCall>> table =
+      reference_then<SinusoidalCall>({.name = "sinusoidal/reference",
+                                      .variants = kAllVariants,
+                                      .bound = 0,
+                                      .run = reference::sinusoidal},
+                                     optimized::sinusoidal());
   return table;
 }
 
