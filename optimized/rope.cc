@@ -330,6 +330,7 @@ RopeHeads heads_of(const Tensor& in, const Tensor& out) {
 void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   call.validate();
   const int64_t tokens = call.q.shape[0], head_dim = call.q.shape[2];
+  if (tokens == 0) return;  // nothing to rotate, and rotary_dim may be any size
   RopePlan plan{.call = &call,
                 .half = call.rotary_dim / 2,
                 .rotary_dim = call.rotary_dim,

@@ -72,6 +72,7 @@ namespace {
 void run_rope_cache(const RopeCacheCall& call, RopeCacheRowsFn* rows) {
   call.validate();
   const int64_t count = call.cos.shape[0];
+  if (count == 0) return;  // nothing to write, and rotary_dim may be any size
   // Measured: about 0.5 ns per cos/sin pair (the table's writes to memory dominate).
   const int parts = plan_parts(call.threads, count, 0.5 * static_cast<double>(call.rotary_dim / 2));
   const Angles& angles = rope_angles(call.rotary_dim, call.base, call.scaling);
