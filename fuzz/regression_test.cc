@@ -45,5 +45,38 @@ TEST(FuzzRegression, EmptyCallsWithHugeDimsWriteNothingAndDoNotThrow) {
   expect_every_impl_runs(rope);
 }
 
+// fuzz/corpus/rope/regression-overflow-to-inf: Highway's EMU128 and SCALAR DemoteTo clamp values
+// past the f32 range, and ∞ itself, to ±FLT_MAX where the reference (and x86) round to ±∞.
+// Its siblings: x = ±∞ added to the sinusoidal table, a cos/sin cache scaled past f32 by an
+// attention factor of 10³⁰⁰.
+template <class Call>
+void expect_every_impl_agrees(const Problem<Call>& problem) {
+  for (const Impl<Call>& impl : implementations<Call>()) {
+    Arena probe;
+    if (!impl.unavailable_reason().empty() || !supports(impl, problem.build(probe))) continue;
+    const Outcome outcome = differential(impl, problem);
+    EXPECT_TRUE(outcome.ok) << impl.name << " on " << problem.label << ": " << outcome.failure;
+  }
+}
+
+TEST(FuzzRegression, ValuesPastTheF32RangeRoundToInfinity) {
+  const double edges[] = {INFINITY, -INFINITY, 0x1.fffffep127, -0x1.fffffep127, 1, -1, 0, 3e38};
+  expect_every_impl_agrees<SinusoidalCall>({"x = ±inf, ±FLT_MAX", [&](Arena& arena) {
+                                              SinusoidalCall c;
+                                              c.out = arena.alloc(DType::f32, {3, 8});
+                                              c.x = arena.alloc(DType::f32, {3, 8});
+                                              int k = 0;
+                                              fill(*c.x, [&] { return edges[k++ % 8]; });
+                                              return c;
+                                            }});
+  expect_every_impl_agrees<RopeCacheCall>({"attention_factor = 1e300", [](Arena& arena) {
+                                             RopeCacheCall c{.rotary_dim = 16};
+                                             c.scaling.attention_factor = 1e300;
+                                             c.cos = arena.alloc(DType::f32, {5, 8});
+                                             c.sin = arena.alloc(DType::f32, {5, 8});
+                                             return c;
+                                           }});
+}
+
 }  // namespace
 }  // namespace posenc::harness

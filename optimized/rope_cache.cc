@@ -40,8 +40,8 @@ void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begi
     float* co = cos_out.as<float>() + cos_out.offset(p);
     float* so = sin_out.as<float>() + sin_out.offset(p);
     for (int64_t j = 0; j < half; j += N) {
-      const auto cf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
-      const auto sf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
+      const auto cf = DemoteToF32(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
+      const auto sf = DemoteToF32(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
       if (cs == 1 && ss == 1 && j + N <= half) {
         hn::StoreU(cf, df, co + j);
         hn::StoreU(sf, df, so + j);

@@ -51,14 +51,14 @@ void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t be
           s = hn::Add(hn::PromoteTo(dd, x_sin), s);
           c = hn::Add(hn::PromoteTo(dd, x_cos), c);
         }
-        hn::StoreInterleaved2(hn::DemoteTo(df, s), hn::DemoteTo(df, c), df, o + 2 * j);
+        hn::StoreInterleaved2(DemoteToF32(df, s), DemoteToF32(df, c), df, o + 2 * j);
       }
     }
     for (; j < half; ++j) {  // tails and strided rows: the same double add, rounded once
       const double s = x ? static_cast<double>(x[2 * j * xs]) + sin[j] : sin[j];
       const double c = x ? static_cast<double>(x[(2 * j + 1) * xs]) + cos[j] : cos[j];
-      o[2 * j * os] = static_cast<float>(s);
-      o[(2 * j + 1) * os] = static_cast<float>(c);
+      o[2 * j * os] = RoundToF32(s);
+      o[(2 * j + 1) * os] = RoundToF32(c);
     }
   }
 }
