@@ -177,8 +177,8 @@ class Decoder {
   RopeScaling scaling(int64_t rotary_dim) {
     RopeScaling s;
     s.kind = static_cast<RopeScalingKind>(rare() ? size(0, 255) : size(0, 6));
-    s.factor = real(4, 0.25, 64);
-    s.alpha = real(2, 0.25, 64);
+    s.factor = real(4, 0.125, 64);
+    s.alpha = real(2, 0.125, 64);
     s.max_position = integer(2048, 1, 1 << 20);
     s.original_max_position = integer(4096, 1, 1 << 20);
     s.seq_len = integer(0, 0, 1 << 21);
@@ -248,13 +248,13 @@ class Decoder {
   }
 
  private:
-  // rotary_dim/2 longrope factors (sometimes one too few or too many), mostly in [0.5, 64].
+  // rotary_dim/2 longrope factors (sometimes one too few or too many), mostly in [1/8, 64].
   std::vector<double> factors(int64_t rotary_dim) {
     int64_t n = std::clamp<int64_t>(rotary_dim / 2, 0, 512);
     if (rare()) n = std::max<int64_t>(0, n + (coin() ? 1 : -1));
     std::vector<double> f(n);
     Values values(in_.ConsumeIntegral<uint32_t>());
-    for (double& x : f) x = values.uniform(0.5, 64);
+    for (double& x : f) x = values.uniform(0.125, 64);
     if (n > 0 && rare()) {
       const int64_t at = size(0, n - 1);
       f[at] = in_.PickValueInArray(kSpecialReals);
