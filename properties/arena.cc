@@ -43,6 +43,7 @@ Tensor Arena::alloc(DType dtype, std::vector<int64_t> shape, Layout layout) {
   b.bytes.reset(new uint8_t[b.size]);
   std::memset(b.bytes.get(), kPoison, b.size);
   t.data = b.bytes.get() + b.payload;
+  b.what = t.describe();
   blocks_.push_back(std::move(b));
   return t;
 }
@@ -70,8 +71,12 @@ std::optional<std::string> Arena::stray_write(const std::vector<Tensor>& outputs
       auto it = std::upper_bound(allowed.begin(), allowed.end(), std::make_pair(p, UINTPTR_MAX));
       if (it != allowed.begin() && p < std::prev(it)->second) continue;
       const auto offset = static_cast<long long>(k) - static_cast<long long>(b.payload);
-      return "buffer #" + std::to_string(i) + " byte " + std::to_string(offset) +
-             (offset < 0 ? " (guard before)" : "");
+      const auto payload = static_cast<long long>(b.size - 2 * kGuardBytes);
+      const char* where = offset < 0          ? " (in the guard before it)"
+                          : offset >= payload ? " (in the guard after it)"
+                                              : " (padding or an input)";
+      return "buffer #" + std::to_string(i) + " " + b.what + ", byte " + std::to_string(offset) +
+             where;
     }
   }
   return std::nullopt;

@@ -32,8 +32,8 @@ class Arena {
 
   // Remembers every byte of every allocation; call after filling inputs, before the kernel.
   void snapshot();
-  // First byte that changed since snapshot() outside `outputs`, as "<alloc #>+<byte offset>";
-  // nullopt when none did.
+  // The first byte that changed since snapshot() outside `outputs`, described by its buffer, its
+  // byte offset and whether it lies in a guard; nullopt when none did.
   std::optional<std::string> stray_write(const std::vector<Tensor>& outputs) const;
 
  private:
@@ -42,6 +42,7 @@ class Arena {
     size_t size = 0;              // guard + payload + guard
     size_t payload = 0;           // offset of the payload
     std::vector<uint8_t> before;  // snapshot
+    std::string what;             // the view it was allocated for
   };
   std::vector<Block> blocks_;
 };

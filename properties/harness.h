@@ -1,6 +1,7 @@
 // The harness core: a Problem builds one call's buffers in an Arena; `differential` runs the
 // reference and an implementation on identical copies and checks guard bytes and tolerance.
-// Each family's properties/<family>.cc provides outputs(), compare() and smoke problems.
+// Each family's properties/<family>.cc provides outputs(), compare(), views(), smoke problems and
+// its properties (property.h).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,10 @@ Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
+// Every tensor of a call, inputs and outputs (null for an absent optional view).
+std::vector<Tensor*> views(AttentionCall& call);
+std::vector<Tensor*> views(AbsoluteCall& call);
+std::vector<Tensor*> views(SinusoidalCall& call);
 
 // Deterministic values for a problem's inputs.
 class Values {
