@@ -63,6 +63,8 @@ void expect_every_bug_caught() {
   std::fflush(stdout);
 }
 
+TEST(Selftest, attention) { expect_every_bug_caught<AttentionCall>(); }
+TEST(Selftest, absolute) { expect_every_bug_caught<AbsoluteCall>(); }
 TEST(Selftest, sinusoidal) { expect_every_bug_caught<SinusoidalCall>(); }
 
 }  // namespace
