@@ -8,6 +8,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posenc/registry.h"
@@ -27,19 +28,37 @@ struct Problem {
 // Per family (defined in properties/<family>.cc):
 //   std::vector<Tensor> outputs(const Call&);
 //   Comparison compare(const Call& expected, const Call& got, double bound);
+//     or, for a family whose calls may overwrite their inputs (in place) while its tolerance unit
+//     reads them: Comparison compare(const Call& input, const Call& expected, const Call& got,
+//     double bound), with `input` a fresh, never-run build of the same problem;
 //   std::vector<Problem<Call>> smoke_problems();
 std::vector<Tensor> outputs(const AttentionCall& call);
 std::vector<Tensor> outputs(const AbsoluteCall& call);
 std::vector<Tensor> outputs(const SinusoidalCall& call);
+std::vector<Tensor> outputs(const RopeFrequenciesCall& call);
+std::vector<Tensor> outputs(const RopeCacheCall& call);
+std::vector<Tensor> outputs(const RopeCall& call);
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound);
 Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound);
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
+Comparison compare(const RopeFrequenciesCall& expected, const RopeFrequenciesCall& got,
+                   double bound);
+Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound);
+Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
+                   double bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
 // Every tensor of a call, inputs and outputs (null for an absent optional view).
 std::vector<Tensor*> views(AttentionCall& call);
 std::vector<Tensor*> views(AbsoluteCall& call);
 std::vector<Tensor*> views(SinusoidalCall& call);
+
+// A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
+// LongRoPE, ...), shared by the rope families' problems.
+RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim);
+// vLLM's cos_sin_cache: one [rows, rotary_dim] f32 buffer, cos in the first half of each row and
+// sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
+std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim);
 
 // Deterministic values for a problem's inputs.
 class Values {
@@ -67,6 +86,18 @@ struct Outcome {
   Comparison comparison;
 };
 
+// The family's compare(), handed a pristine build of the problem when it takes one.
+template <class Call>
+Comparison compare_outputs(const Problem<Call>& problem, const Call& expected, const Call& got,
+                           double bound) {
+  if constexpr (requires { compare(expected, expected, got, bound); }) {
+    Arena arena;
+    return compare(problem.build(arena), expected, got, bound);
+  } else {
+    return compare(expected, got, bound);
+  }
+}
+
 template <class Call>
 Outcome differential(const Impl<Call>& impl, const Problem<Call>& problem) {
   Outcome o;
@@ -83,7 +114,7 @@ Outcome differential(const Impl<Call>& impl, const Problem<Call>& problem) {
   if (auto stray = got_arena.stray_write(outputs(got))) {
     return {false, "wrote outside its outputs: " + *stray, {}};
   }
-  o.comparison = compare(expected, got, impl.bound);
+  o.comparison = compare_outputs(problem, expected, got, impl.bound);
   o.ok = o.comparison.ok;
   if (!o.ok) o.failure = o.comparison.describe();
   return o;

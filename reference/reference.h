@@ -3,6 +3,8 @@
 // table or cache with the code under test.
 #pragma once
 
+#include <vector>
+
 #include "posenc/absolute.h"
 #include "posenc/alibi.h"
 #include "posenc/attention.h"
@@ -13,6 +15,14 @@
 #include "posenc/t5.h"
 
 namespace posenc::reference {
+
+// ω_i (i < rotary_dim/2) and the attention factor of one scaling, in fp64. Validates the scaling
+// (posenc::Error on bad input); rope_frequencies, rope_cache and rope all read it.
+struct RopeFrequencies {
+  std::vector<double> inv_freq;
+  double attention_factor = 1;
+};
+RopeFrequencies frequencies(int64_t rotary_dim, double base, const RopeScaling& scaling);
 
 void attention(const AttentionCall& call);
 void absolute(const AbsoluteCall& call);

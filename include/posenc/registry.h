@@ -29,6 +29,12 @@ template <>
 const std::vector<Impl<AbsoluteCall>>& implementations<AbsoluteCall>();
 template <>
 const std::vector<Impl<SinusoidalCall>>& implementations<SinusoidalCall>();
+template <>
+const std::vector<Impl<RopeFrequenciesCall>>& implementations<RopeFrequenciesCall>();
+template <>
+const std::vector<Impl<RopeCacheCall>>& implementations<RopeCacheCall>();
+template <>
+const std::vector<Impl<RopeCall>>& implementations<RopeCall>();
 
 template <class Call>
 const Impl<Call>& reference_impl() {
@@ -41,6 +47,9 @@ void for_each_family(F&& f) {
   f(std::type_identity<AttentionCall>{});
   f(std::type_identity<AbsoluteCall>{});
   f(std::type_identity<SinusoidalCall>{});
+  f(std::type_identity<RopeFrequenciesCall>{});
+  f(std::type_identity<RopeCacheCall>{});
+  f(std::type_identity<RopeCall>{});
 }
 
 // Variant bits meaning "supports everything", for the reference.

@@ -9,11 +9,13 @@
 // scaling (see rope_frequencies.h).
 //
 // Shapes: q, q_out [tokens, hq, head_dim]; k, k_out [tokens, hk, head_dim] (hk may differ from
-// hq); positions i64 [tokens] in [0, kMaxPosition], and below the cache's rows when cached. Each
-// output is either its input's exact view (in place) or disjoint from every input.
+// hq); positions i64 or i32 [tokens] in [0, kMaxPosition], and below the cache's rows when cached.
+// Each output is either its input's exact view (in place) or disjoint from every input.
 //
 // Tolerance unit: |got − ref| ≤ bound · ulp_f32(f·‖(a, b)‖) for each rotated element, (a, b) its
-// input pair; the pass-through tail must be bit-exact.
+// input pair (before an in-place call overwrote it) and f the attention factor; with a cache,
+// f = ‖(cos[p, i], sin[p, i])‖ of the row read (the attention factor for a true cos/sin table).
+// The pass-through tail must be bit-exact.
 #pragma once
 
 #include <optional>

@@ -1,0 +1,18 @@
+// Every rope_frequencies implementation, reference first.
+#include "posenc/registry.h"
+#include "reference/reference.h"
+
+namespace posenc {
+
+template <>
+const std::vector<Impl<RopeFrequenciesCall>>& implementations<RopeFrequenciesCall>() {
+  static const std::vector<Impl<RopeFrequenciesCall>> table = {
+      {.name = "rope_frequencies/reference",
+       .variants = kAllVariants,
+       .bound = 0,
+       .run = reference::rope_frequencies},
+  };
+  return table;
+}
+
+}  // namespace posenc
