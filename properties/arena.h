@@ -16,7 +16,8 @@ namespace posenc::harness {
 // How a logical tensor is laid out in memory.
 enum class Layout : uint8_t {
   contiguous,  // row-major, no gaps
-  padded,      // row-major with every dimension's stride padded (rows of a larger tensor)
+  padded,      // row-major with every dimension's stride padded (rows of a larger tensor); a
+               // vector gets stride 2
   permuted,    // the innermost two dims swapped in memory (a transposed view), padded
 };
 const char* layout_name(Layout layout);

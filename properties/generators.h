@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "posenc/rope_frequencies.h"
 #include "posenc/tensor.h"
 #include "properties/arena.h"
 
@@ -73,6 +74,15 @@ rc::Gen<Positions> positions(int64_t count, int64_t max);
 rc::Gen<Layout> layout();
 // Mostly all-contiguous; otherwise each slot independently contiguous, padded or permuted.
 rc::Gen<Layouts> layouts();
+
+// A rope base: mostly the usual 10⁴, 5·10⁵ or 10⁶, sometimes anything in [1.1, 10⁷].
+rc::Gen<double> rope_base();
+// Valid parameters of one scaling kind for rotary dim d (rope_frequencies.cc), ranging over what
+// configs use and beyond: factors below and above 1, short and long contexts, explicit attention
+// factors.
+rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t rotary_dim);
+// Any kind, then its parameters.
+rc::Gen<RopeScaling> any_scaling(int64_t rotary_dim);
 
 }  // namespace gen
 

@@ -52,6 +52,9 @@ std::vector<Problem<Call>> smoke_problems();
 std::vector<Tensor*> views(AttentionCall& call);
 std::vector<Tensor*> views(AbsoluteCall& call);
 std::vector<Tensor*> views(SinusoidalCall& call);
+std::vector<Tensor*> views(RopeFrequenciesCall& call);
+std::vector<Tensor*> views(RopeCacheCall& call);
+std::vector<Tensor*> views(RopeCall& call);
 
 // A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
 // LongRoPE, ...), shared by the rope families' problems.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "posenc/error.h"
 #include "properties/harness.h"
@@ -221,6 +222,179 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   }
 }
 
+// ---- rope_frequencies ----
+
+enum class FrequenciesBug {
+  f32_inv_freq,           // ω rounded to f32, as a float32 tensor holds it
+  dynamic_always_scaled,  // dynamic NTK scaled for f·L whatever seq_len (a static cache's form)
+  yarn_ramp_unclamped,    // YaRN's ramp not clamped to [0, 1]
+  llama3_no_bands,        // Llama 3's smooth blend applied to every wavelength
+};
+
+void frequencies_with(FrequenciesBug bug, const RopeFrequenciesCall& call) {
+  call.validate();
+  const int64_t d = call.rotary_dim, half = d / 2;
+  const RopeScaling& s = call.scaling;
+  auto r = reference::frequencies(d, call.base, s);
+  auto omega = [&](int64_t i, double base) {
+    return std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+  };
+  if (bug == FrequenciesBug::f32_inv_freq)
+    for (double& w : r.inv_freq) w = static_cast<float>(w);
+  if (bug == FrequenciesBug::dynamic_always_scaled && s.kind == RopeScalingKind::dynamic_ntk) {
+    const double dd = static_cast<double>(d);
+    const double base = call.base * std::pow(s.factor, dd / (dd - 2));
+    for (int64_t i = 0; i < half; ++i) r.inv_freq[i] = omega(i, base);
+  }
+  if (bug == FrequenciesBug::yarn_ramp_unclamped && s.kind == RopeScalingKind::yarn) {
+    auto corr = [&](double rotations) {
+      return static_cast<double>(d) *
+             std::log(static_cast<double>(s.original_max_position) / (rotations * 2 * M_PI)) /
+             (2 * std::log(call.base));
+    };
+    const double lo = std::max(std::floor(corr(s.beta_fast)), 0.0);
+    const double hi = std::min(std::ceil(corr(s.beta_slow)), static_cast<double>(d - 1));
+    for (int64_t i = 0; i < half; ++i) {
+      const double ramp = (static_cast<double>(i) - lo) / (hi - lo == 0 ? 0.001 : hi - lo);
+      r.inv_freq[i] = omega(i, call.base) / s.factor * ramp + omega(i, call.base) * (1 - ramp);
+    }
+  }
+  if (bug == FrequenciesBug::llama3_no_bands && s.kind == RopeScalingKind::llama3) {
+    const double original = static_cast<double>(s.original_max_position);
+    for (int64_t i = 0; i < half; ++i) {
+      const double w = omega(i, call.base), wavelength = 2 * M_PI / w;
+      const double smooth =
+          (original / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      r.inv_freq[i] = (1 - smooth) * w / s.factor + smooth * w;
+    }
+  }
+  for (int64_t i = 0; i < half; ++i) store(call.inv_freq, call.inv_freq.offset(i), r.inv_freq[i]);
+  store(call.attention_factor, 0, r.attention_factor);
+}
+
+// ---- rope_cache ----
+
+enum class CacheBug {
+  no_attention_factor,  // stores cos θ and sin θ, forgetting the attention factor
+  off_by_one,           // row p holds position p + 1
+  omega_i_over_d,       // ω_i = base^(−i/d)
+  f32_angles,           // θ = float(p)·float(ω)
+  chunked_f32_angles,   // per thread chunk of rows, θ advances by a running f32 sum
+};
+
+void cache_with(CacheBug bug, const RopeCacheCall& call) {
+  call.validate();
+  const int64_t rows = call.cos.shape[0], half = call.rotary_dim / 2;
+  const auto r = reference::frequencies(call.rotary_dim, call.base, call.scaling);
+  const double a = bug == CacheBug::no_attention_factor ? 1.0 : r.attention_factor;
+  const int threads = resolve_threads(call.threads);
+  const int64_t chunk = std::max<int64_t>((rows + threads - 1) / threads, 1);
+  for (int64_t i = 0; i < half; ++i) {
+    double omega = r.inv_freq[i];
+    if (bug == CacheBug::omega_i_over_d)
+      omega = std::pow(call.base, -static_cast<double>(i) / static_cast<double>(call.rotary_dim));
+    float running = 0;
+    for (int64_t p = 0; p < rows; ++p) {
+      const int64_t position = p + (bug == CacheBug::off_by_one ? 1 : 0);
+      double angle = static_cast<double>(position) * omega;
+      if (bug == CacheBug::f32_angles)
+        angle = static_cast<float>(position) * static_cast<float>(omega);
+      if (bug == CacheBug::chunked_f32_angles) {
+        running = p % chunk == 0 ? static_cast<float>(angle) : running + static_cast<float>(omega);
+        angle = running;
+      }
+      store(call.cos, call.cos.offset(p, i), a * std::cos(angle));
+      store(call.sin, call.sin.offset(p, i), a * std::sin(angle));
+    }
+  }
+}
+
+// ---- rope ----
+
+enum class RopeBug {
+  off_by_one,            // position p + 1
+  wrong_layout,          // pairs of the other layout
+  sin_sign_flipped,      // (a·c + b·s, −a·s + b·c)
+  omega_i_over_d,        // on the fly, ω_i = base^(−i/d)
+  rotated_tail,          // also rotates the pass-through dims, pairwise, by pair 0's angle
+  f32_angles,            // on the fly, θ = float(p)·float(ω)
+  skips_tail_pairs,      // pairs in blocks of 4; the last rotary_dim/2 % 4 pairs pass unrotated
+  ignores_inverse,       // always rotates forward
+  factor_twice,          // on the fly, the attention factor applied twice
+  first_position_only,   // every token rotated by the first token's position
+  linear_multiplies,     // linear scaling multiplies ω by the factor instead of dividing
+  cache_row_off_by_one,  // with a cache, reads row p + 1 (the last row for the last position)
+};
+
+void rope_with(RopeBug bug, const RopeCall& call) {
+  call.validate();
+  const int64_t half = call.rotary_dim / 2, tokens = call.q.shape[0];
+  reference::RopeFrequencies r;
+  if (!call.cached()) r = reference::frequencies(call.rotary_dim, call.base, call.scaling);
+  if (bug == RopeBug::omega_i_over_d && !call.cached())
+    for (int64_t i = 0; i < half; ++i)
+      r.inv_freq[i] = std::pow(call.base, -static_cast<double>(i) / call.rotary_dim);
+  if (bug == RopeBug::linear_multiplies && !call.cached() &&
+      call.scaling.kind == RopeScalingKind::linear)
+    for (double& w : r.inv_freq) w *= call.scaling.factor * call.scaling.factor;
+  const double f =
+      bug == RopeBug::factor_twice ? r.attention_factor * r.attention_factor : r.attention_factor;
+  const double sign = call.inverse && bug != RopeBug::ignores_inverse ? -1.0 : 1.0;
+  const RopeLayout layout = bug != RopeBug::wrong_layout            ? call.layout
+                            : call.layout == RopeLayout::half_split ? RopeLayout::interleaved
+                                                                    : RopeLayout::half_split;
+  const int64_t rotated = bug == RopeBug::skips_tail_pairs ? half / 4 * 4 : half;
+  std::vector<double> cos(half), sin(half);
+  for (int64_t t = 0; t < tokens; ++t) {
+    int64_t p = load_index(call.positions,
+                           call.positions.offset(bug == RopeBug::first_position_only ? 0 : t));
+    if (bug == RopeBug::off_by_one) ++p;
+    for (int64_t i = 0; i < half; ++i) {
+      if (call.cached()) {
+        const int64_t row =
+            bug == RopeBug::cache_row_off_by_one ? std::min(p + 1, call.cos->shape[0] - 1) : p;
+        cos[i] = load(*call.cos, call.cos->offset(row, i));
+        sin[i] = sign * load(*call.sin, call.sin->offset(row, i));
+      } else {
+        double angle = static_cast<double>(p) * r.inv_freq[i];
+        if (bug == RopeBug::f32_angles)
+          angle = static_cast<float>(p) * static_cast<float>(r.inv_freq[i]);
+        cos[i] = f * std::cos(angle);
+        sin[i] = sign * f * std::sin(angle);
+      }
+      if (bug == RopeBug::sin_sign_flipped) sin[i] = -sin[i];
+    }
+    auto one = [&](const Tensor& x, const Tensor& out) {
+      for (int64_t h = 0; h < x.shape[1]; ++h) {
+        std::vector<double> row(x.shape[2]);
+        for (int64_t j = 0; j < x.shape[2]; ++j) row[j] = load(x, x.offset(t, h, j));
+        std::vector<double> result = row;
+        for (int64_t i = 0; i < rotated; ++i) {
+          const int64_t j0 = layout == RopeLayout::half_split ? i : 2 * i;
+          const int64_t j1 = layout == RopeLayout::half_split ? i + half : 2 * i + 1;
+          result[j0] = row[j0] * cos[i] - row[j1] * sin[i];
+          result[j1] = row[j0] * sin[i] + row[j1] * cos[i];
+        }
+        if (bug == RopeBug::rotated_tail)
+          for (int64_t j = call.rotary_dim; j + 1 < x.shape[2]; j += 2) {
+            result[j] = row[j] * cos[0] - row[j + 1] * sin[0];
+            result[j + 1] = row[j] * sin[0] + row[j + 1] * cos[0];
+          }
+        for (int64_t j = 0; j < x.shape[2]; ++j) {
+          if (j >= call.rotary_dim && bug != RopeBug::rotated_tail) {  // bit-exact copy
+            std::memcpy(out.as<float>() + out.offset(t, h, j), x.as<float>() + x.offset(t, h, j),
+                        4);
+            continue;
+          }
+          store(out, out.offset(t, h, j), result[j]);
+        }
+      }
+    };
+    one(call.q, call.q_out);
+    if (call.k) one(*call.k, *call.k_out);
+  }
+}
+
 }  // namespace
 
 template <>
@@ -312,6 +486,108 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
 template <>
 std::vector<std::pair<std::string, std::string>> killed_elsewhere<AttentionCall>() {
   return {};
+}
+
+template <>
+std::vector<Broken<RopeFrequenciesCall>> broken_implementations<RopeFrequenciesCall>() {
+  using B = FrequenciesBug;
+  auto make = [](const char* name, B bug) {
+    return Impl<RopeFrequenciesCall>{
+        std::string("rope_frequencies/broken:") + name, kAllVariants, 2,
+        [bug](const RopeFrequenciesCall& call) { frequencies_with(bug, call); }};
+  };
+  std::vector<Broken<RopeFrequenciesCall>> list = {
+      {make("f32_inv_freq", B::f32_inv_freq), "ω held in f32, as a float32 inv_freq tensor",
+       "rope_frequencies.differential"},
+      {make("dynamic_always_scaled", B::dynamic_always_scaled),
+       "dynamic NTK scales for f·L even while seq_len ≤ max_position",
+       "rope_frequencies.dynamic_unscaled"},
+      {make("yarn_ramp_unclamped", B::yarn_ramp_unclamped), "YaRN's ramp not clamped to [0, 1]",
+       "rope_frequencies.yarn_between"},
+      {make("llama3_no_bands", B::llama3_no_bands),
+       "Llama 3's smooth blend applied outside its wavelength band",
+       "rope_frequencies.llama3_between"},
+  };
+  add_generic(list, "rope_frequencies");
+  return list;
+}
+
+template <>
+std::vector<std::pair<std::string, std::string>> killed_elsewhere<RopeFrequenciesCall>() {
+  // d/2 independent values: no reduction whose order a thread count could change.
+  return {{"rope_frequencies.threads", "rope_cache/broken:chunked_f32_angles"}};
+}
+
+template <>
+std::vector<Broken<RopeCacheCall>> broken_implementations<RopeCacheCall>() {
+  using B = CacheBug;
+  auto make = [](const char* name, B bug, bool threaded = false) {
+    Impl<RopeCacheCall> impl{std::string("rope_cache/broken:") + name, kAllVariants, 1,
+                             [bug](const RopeCacheCall& call) { cache_with(bug, call); }};
+    impl.threaded = threaded;
+    return impl;
+  };
+  std::vector<Broken<RopeCacheCall>> list = {
+      {make("no_attention_factor", B::no_attention_factor),
+       "stores cos θ and sin θ without the attention factor", "rope_cache.pythagorean"},
+      {make("off_by_one", B::off_by_one), "row p holds position p + 1", "rope_cache.row0"},
+      {make("omega_i_over_d", B::omega_i_over_d), "ω exponent i/d instead of 2i/d",
+       "rope_cache.rotation"},
+      {make("f32_angles", B::f32_angles), "angles p·ω in f32", "rope_cache.differential"},
+      {make("chunked_f32_angles", B::chunked_f32_angles, true),
+       "each thread's rows advance the angle by a running f32 sum", "rope_cache.threads"},
+  };
+  add_generic(list, "rope_cache");
+  return list;
+}
+
+template <>
+std::vector<std::pair<std::string, std::string>> killed_elsewhere<RopeCacheCall>() {
+  return {};
+}
+
+template <>
+std::vector<Broken<RopeCall>> broken_implementations<RopeCall>() {
+  using B = RopeBug;
+  auto make = [](const char* name, B bug) {
+    return Impl<RopeCall>{std::string("rope/broken:") + name, kAllVariants, 1,
+                          [bug](const RopeCall& call) { rope_with(bug, call); }};
+  };
+  std::vector<Broken<RopeCall>> list = {
+      {make("off_by_one", B::off_by_one), "rotates by position p + 1", "rope.identity"},
+      {make("wrong_layout", B::wrong_layout), "pairs of the other layout",
+       "rope.interleaved_permutation"},
+      {make("sin_sign_flipped", B::sin_sign_flipped), "sin's sign flipped", "rope.differential"},
+      {make("omega_i_over_d", B::omega_i_over_d), "ω exponent i/d instead of 2i/d",
+       "rope.differential"},
+      {make("rotated_tail", B::rotated_tail), "rotates the pass-through tail too",
+       "rope.tail_untouched"},
+      {make("f32_angles", B::f32_angles), "angles p·ω in f32: wrong at long positions",
+       "rope.relative"},
+      {make("skips_tail_pairs", B::skips_tail_pairs),
+       "SIMD-style loop that leaves the last rotary_dim/2 % 4 pairs unrotated",
+       "rope.differential"},
+      {make("ignores_inverse", B::ignores_inverse), "rotates forward when asked for the inverse",
+       "rope.inverse"},
+      {make("factor_twice", B::factor_twice), "applies the attention factor twice",
+       "rope.pair_norm"},
+      {make("first_position_only", B::first_position_only),
+       "rotates every token by the first token's position", "rope.shuffle"},
+      {make("linear_multiplies", B::linear_multiplies),
+       "linear scaling multiplies ω by the factor instead of dividing",
+       "rope.linear_is_position_over_factor"},
+      {make("cache_row_off_by_one", B::cache_row_off_by_one), "reads cache row p + 1",
+       "rope.cached_equals_on_the_fly"},
+  };
+  add_generic(list, "rope");
+  return list;
+}
+
+template <>
+std::vector<std::pair<std::string, std::string>> killed_elsewhere<RopeCall>() {
+  // Each token's rotation stands alone: thread nondeterminism needs a shared running quantity,
+  // as in a cache built in chunks.
+  return {{"rope.threads", "rope_cache/broken:chunked_f32_angles"}};
 }
 
 }  // namespace posenc::harness

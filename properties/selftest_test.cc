@@ -66,6 +66,9 @@ void expect_every_bug_caught() {
 TEST(Selftest, attention) { expect_every_bug_caught<AttentionCall>(); }
 TEST(Selftest, absolute) { expect_every_bug_caught<AbsoluteCall>(); }
 TEST(Selftest, sinusoidal) { expect_every_bug_caught<SinusoidalCall>(); }
+TEST(Selftest, rope_frequencies) { expect_every_bug_caught<RopeFrequenciesCall>(); }
+TEST(Selftest, rope_cache) { expect_every_bug_caught<RopeCacheCall>(); }
+TEST(Selftest, rope) { expect_every_bug_caught<RopeCall>(); }
 
 }  // namespace
 }  // namespace posenc::harness
