@@ -38,12 +38,16 @@ std::vector<Tensor> outputs(const SinusoidalCall& call);
 std::vector<Tensor> outputs(const RopeFrequenciesCall& call);
 std::vector<Tensor> outputs(const RopeCacheCall& call);
 std::vector<Tensor> outputs(const RopeCall& call);
+std::vector<Tensor> outputs(const AlibiCall& call);
+std::vector<Tensor> outputs(const T5Call& call);
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound);
 Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound);
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
 Comparison compare(const RopeFrequenciesCall& expected, const RopeFrequenciesCall& got,
                    double bound);
 Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound);
+Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound);
+Comparison compare(const T5Call& expected, const T5Call& got, double bound);
 Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
                    double bound);
 template <class Call>
@@ -63,6 +67,9 @@ RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim);
 // sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
 std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim);
 
+// Writes one element of an i32 or i64 view (positions), the inverse of load_index.
+void store_index(const Tensor& t, int64_t offset, int64_t value);
+
 // Deterministic values for a problem's inputs.
 class Values {
  public:
@@ -81,6 +88,17 @@ class Values {
  private:
   std::mt19937_64 rng_;
 };
+
+// How a problem's query and key positions are chosen.
+enum class Positions : uint8_t {
+  cache,  // keys 0 … tk − 1, queries the last tq ≤ tk of them (prefill or decode on a cache)
+  shifted,     // the same, ending at kMaxPosition
+  duplicates,  // random in [0, 5]: repeated positions, keys after queries
+  wide,        // random in [0, kMaxPosition]
+};
+const char* positions_name(Positions kind);
+void fill_positions(const Tensor& q_positions, const Tensor& k_positions, Positions kind,
+                    Values& values);
 
 // The outcome of running one implementation on one problem.
 struct Outcome {

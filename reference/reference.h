@@ -33,4 +33,12 @@ void rope(const RopeCall& call);
 void alibi(const AlibiCall& call);
 void t5(const T5Call& call);
 
+// The pure functions behind alibi() and t5(), for golden tests.
+// slope of head h in [0, n_heads), n_heads ≥ 1 (see alibi.h).
+double alibi_slope(int64_t h, int64_t n_heads, double max_bias);
+// Bucket of relative_position = k_pos − q_pos for parameters T5Call::validate() accepts, evaluated
+// as Hugging Face's float32 _relative_position_bucket (see t5.h).
+int64_t t5_bucket(int64_t relative_position, bool bidirectional, int64_t n_buckets,
+                  int64_t max_distance);
+
 }  // namespace posenc::reference

@@ -3,7 +3,8 @@
 // Slopes for n heads, c = 2^⌊log₂ n⌋: slope_h = 2^(−max_bias·(h+1)/c) for h < c, else
 // 2^(−(max_bias/2)·(2(h−c)+1)/c) (ggml's form; max_bias = 8 gives Press's 2^(−8(h+1)/c)).
 // bias[h, i, j] = −slope_h·|q_pos[i] − k_pos[j]|. The causal form is −slope_h·(q_pos[i] − k_pos[j])
-// where k_pos[j] ≤ q_pos[i] and −∞ elsewhere, so it also serves as the mask.
+// where k_pos[j] ≤ q_pos[i] and −∞ elsewhere, so it also serves as the mask. Where the positions
+// are equal the bias is +0 (slope·(−|Δ|) with −|Δ| an integer, as llama.cpp's mask), not −0.
 //
 // Shapes: q_positions i64 [tq], k_positions i64 [tk], bias out [n_heads, tq, tk], slopes out
 // [n_heads] (optional).

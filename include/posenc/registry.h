@@ -35,6 +35,10 @@ template <>
 const std::vector<Impl<RopeCacheCall>>& implementations<RopeCacheCall>();
 template <>
 const std::vector<Impl<RopeCall>>& implementations<RopeCall>();
+template <>
+const std::vector<Impl<AlibiCall>>& implementations<AlibiCall>();
+template <>
+const std::vector<Impl<T5Call>>& implementations<T5Call>();
 
 template <class Call>
 const Impl<Call>& reference_impl() {
@@ -50,6 +54,8 @@ void for_each_family(F&& f) {
   f(std::type_identity<RopeFrequenciesCall>{});
   f(std::type_identity<RopeCacheCall>{});
   f(std::type_identity<RopeCall>{});
+  f(std::type_identity<AlibiCall>{});
+  f(std::type_identity<T5Call>{});
 }
 
 // Variant bits meaning "supports everything", for the reference.

@@ -5,6 +5,20 @@
 // bucket += r if r < e, else min(n − 1, e + ⌊ln(r/e)/ln(max_distance/e)·(n − e)⌋).
 // bias[h, i, j] = table[bucket(i, j), h].
 //
+// The logarithmic branch is evaluated as Hugging Face's _relative_position_bucket (and Mesh
+// TensorFlow's) evaluates it, in float32, not in exact arithmetic: f = float(r) / float(e);
+// l = ln f correctly rounded to float; s = float(ln(double(max_distance) / e)); t = l / s ·
+// float(n − e), each operation rounded to float32; the bucket is e + ⌊t⌋ (at most n − 1). This is
+// PyTorch's CPU path; its logf (glibc or Sleef) may be an ulp off, and CUDA multiplies by 1/s,
+// which moves a few rare (r, configuration) pairs by one bucket outside the defaults. Float32
+// and exact arithmetic differ: with n_buckets = 32, max_distance = 939, causal, r = 728 the exact
+// value is 14.999999 (bucket 30) but float32 gives 0.9375 · 16 = 15 exactly (bucket 31), and that
+// is what T5 users run. For the defaults (32, 128) both directions, and for (64, 256), float32,
+// float64 and exact arithmetic agree at every r up to 2^24; at r = 16, 32, 64 (bidirectional)
+// float32 lands exactly on the boundary, since ln 2^k rounds to k·float(ln 2), giving buckets 10,
+// 12, 14 (+16 for keys after the query). A logarithm is taken only when r ≥ e, and nothing
+// non-finite is converted to an integer.
+//
 // Shapes: q_positions i64 [tq], k_positions i64 [tk], table [n_buckets, heads], bias out
 // [heads, tq, tk]. n_buckets ≥ 2 (≥ 4 bidirectional), max_distance > e.
 //

@@ -1,0 +1,15 @@
+// Every alibi implementation, reference first.
+#include "posenc/registry.h"
+#include "reference/reference.h"
+
+namespace posenc {
+
+template <>
+const std::vector<Impl<AlibiCall>>& implementations<AlibiCall>() {
+  static const std::vector<Impl<AlibiCall>> table = {
+      {.name = "alibi/reference", .variants = kAllVariants, .bound = 0, .run = reference::alibi},
+  };
+  return table;
+}
+
+}  // namespace posenc

@@ -1,0 +1,15 @@
+// Every t5 implementation, reference first.
+#include "posenc/registry.h"
+#include "reference/reference.h"
+
+namespace posenc {
+
+template <>
+const std::vector<Impl<T5Call>>& implementations<T5Call>() {
+  static const std::vector<Impl<T5Call>> table = {
+      {.name = "t5/reference", .variants = kAllVariants, .bound = 0, .run = reference::t5},
+  };
+  return table;
+}
+
+}  // namespace posenc
