@@ -58,7 +58,7 @@ AbsoluteCall build(const AbsoluteSpec& s, Arena& arena) {
 rc::Gen<AbsoluteSpec> any_spec(bool specials, int64_t min_tokens, int64_t max_tokens) {
   return rc::gen::exec([=] {
     AbsoluteSpec s;
-    s.tokens = *gen::sized(min_tokens, max_tokens);
+    s.tokens = min_tokens > 0 ? *gen::sized(min_tokens, max_tokens) : *gen::count(max_tokens);
     s.rows = *rc::gen::weightedOneOf<int64_t>({{3, gen::sized(1, 64)}, {1, gen::sized(1, 2048)}});
     s.dim = *gen::sized(1, 100);
     s.in_place = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});

@@ -125,8 +125,8 @@ AttentionCall build(const AttentionSpec& s, Arena& arena) {
 rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, int64_t max_d) {
   return rc::gen::exec([=] {
     AttentionSpec s;
-    s.tq = *gen::sized(0, max_tq);
-    s.tk = *gen::sized(0, max_tk);
+    s.tq = *gen::count(max_tq);
+    s.tk = *gen::count(max_tk);
     s.hkv = *gen::uniform(1, 3);
     s.hq = s.hkv * *rc::gen::weightedOneOf<int64_t>(
                        {{2, rc::gen::just<int64_t>(1)}, {1, gen::uniform(2, 4)}});

@@ -85,6 +85,11 @@ rc::Gen<int64_t> uniform(int64_t lo, int64_t hi) {
 
 rc::Gen<int64_t> sized(int64_t lo, int64_t hi) { return rc::gen::inRange<int64_t>(lo, hi + 1); }
 
+rc::Gen<int64_t> count(int64_t hi) {
+  if (hi < 1) return rc::gen::just<int64_t>(0);
+  return rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just<int64_t>(0)}, {19, sized(1, hi)}});
+}
+
 rc::Gen<float> f32() {
   // Exponent magnitude and sign apart, so it shrinks toward 2^0.
   auto normal = rc::gen::apply(
@@ -202,6 +207,25 @@ rc::Gen<Positions> positions(int64_t count, int64_t max) {
         return Positions{std::move(k.second), dtype, std::move(k.first)};
       },
       pattern, rc::gen::weightedElement<DType>({{3, DType::i64}, {1, DType::i32}}));
+}
+
+rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk) {
+  using Pair = std::pair<Positions, Positions>;
+  auto cache = rc::gen::apply(
+      [tq, tk](int64_t offset, DType dtype) {
+        Pair p{{{}, dtype, "cache"}, {{}, dtype, "cache"}};
+        offset = std::min(offset, kMaxPosition - std::max<int64_t>(std::max(tq, tk) - 1, 0));
+        for (int64_t j = 0; j < tk; ++j) p.second.values.push_back(offset + j);
+        for (int64_t i = 0; i < tq; ++i)
+          p.first.values.push_back(offset + std::max(tk - tq, int64_t{0}) + i);
+        return p;
+      },
+      rc::gen::weightedOneOf<int64_t>(
+          {{2, rc::gen::just<int64_t>(0)}, {1, uniform(0, kMaxPosition)}}),
+      rc::gen::weightedElement<DType>({{3, DType::i64}, {1, DType::i32}}));
+  auto independent = rc::gen::apply([](Positions q, Positions k) { return Pair(q, k); },
+                                    positions(tq, kMaxPosition), positions(tk, kMaxPosition));
+  return rc::gen::weightedOneOf<Pair>({{1, cache}, {2, independent}});
 }
 
 rc::Gen<Layout> layout() {

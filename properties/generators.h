@@ -62,6 +62,8 @@ rc::Gen<float> f32();
 rc::Gen<int64_t> uniform(int64_t lo, int64_t hi);
 // Sized: small early in a run, up to hi; shrinks toward lo.
 rc::Gen<int64_t> sized(int64_t lo, int64_t hi);
+// A count of tokens: sized in [1, hi], and 0 in about one case in twenty.
+rc::Gen<int64_t> count(int64_t hi);
 // Contents: mostly values in (−1, 1), often magnitudes spread over many binades, and in about a
 // quarter of cases a few special values (from f32()).
 rc::Gen<Fill> fill();
@@ -71,6 +73,9 @@ rc::Gen<Fill> finite_fill(int spread = 4);
 // `count` positions in [0, max]: small, long (up to max), near max, duplicated, descending, or
 // packed varlen sequences each counting up from its own offset. i64 or i32.
 rc::Gen<Positions> positions(int64_t count, int64_t max);
+// Query and key positions for a bias: independent (as gen::positions), or a KV cache: keys
+// offset … offset + tk − 1 and queries its last tq (prefill or decode), the offset up to 2²⁴.
+rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk);
 rc::Gen<Layout> layout();
 // Mostly all-contiguous; otherwise each slot independently contiguous, padded or permuted.
 rc::Gen<Layouts> layouts();

@@ -242,7 +242,8 @@ struct RopeOptions {
 rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
   return rc::gen::exec([=] {
     RopeSpec s;
-    s.tokens = *gen::sized(o.min_tokens, o.max_tokens);
+    s.tokens =
+        o.min_tokens > 0 ? *gen::sized(o.min_tokens, o.max_tokens) : *gen::count(o.max_tokens);
     s.hq = *gen::uniform(1, 4);
     s.hk = o.needs_k ? *gen::uniform(1, 4)
                      : *rc::gen::weightedOneOf<int64_t>(

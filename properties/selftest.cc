@@ -3,6 +3,7 @@
 #include "properties/selftest.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -395,6 +396,91 @@ void rope_with(RopeBug bug, const RopeCall& call) {
   }
 }
 
+// ---- alibi ----
+
+enum class AlibiBug {
+  slopes_use_n,     // 2^(−m(h+1)/n) for every head: right only when n is a power of two
+  signed_distance,  // −slope·(q − k) without the absolute value
+  masks_diagonal,   // the causal mask hides k ≥ q, the diagonal too
+  causal_unmasked,  // the causal form without its −∞ for later keys
+  token_indices,    // distances between token indices, not positions
+};
+
+void alibi_with(AlibiBug bug, const AlibiCall& call) {
+  call.validate();
+  const int64_t tq = call.q_positions.shape[0], tk = call.k_positions.shape[0];
+  const auto c = static_cast<double>(std::bit_floor(static_cast<uint64_t>(call.n_heads)));
+  for (int64_t h = 0; h < call.n_heads; ++h) {
+    const double hh = static_cast<double>(h), m = call.max_bias;
+    const double slope =
+        bug == AlibiBug::slopes_use_n
+            ? std::exp2(-m * (hh + 1) / static_cast<double>(call.n_heads))
+            : std::exp2(hh < c ? -m * (hh + 1) / c : -(m / 2) * (2 * (hh - c) + 1) / c);
+    if (call.slopes) store(*call.slopes, call.slopes->offset(h), slope);
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j < tk; ++j) {
+        int64_t qp = load_index(call.q_positions, call.q_positions.offset(i));
+        int64_t kp = load_index(call.k_positions, call.k_positions.offset(j));
+        if (bug == AlibiBug::token_indices) qp = i + tk - tq, kp = j;
+        const bool hidden = bug == AlibiBug::masks_diagonal ? kp >= qp : kp > qp;
+        double value = slope * static_cast<double>(-std::abs(qp - kp));
+        if (bug == AlibiBug::signed_distance && !call.causal)
+          value = slope * static_cast<double>(kp - qp);
+        if (call.causal && hidden && bug != AlibiBug::causal_unmasked) value = -INFINITY;
+        store(call.bias, call.bias.offset(h, i, j), value);
+      }
+  }
+}
+
+// ---- t5 ----
+
+enum class T5Bug {
+  cap_at_n,           // min(n, …) instead of min(n − 1, …): one bucket past the end
+  log_polynomial,     // ln x ≈ (x − 1) − (x − 1)²/2 with no range reduction (clamped at 0)
+  zero_goes_up,       // bidirectional: rp ≥ 0 (not > 0) takes the upper half
+  reversed_relative,  // rp = q − k instead of k − q
+};
+
+int64_t t5_bucket_with(T5Bug bug, int64_t rp, const T5Call& call) {
+  if (bug == T5Bug::reversed_relative) rp = -rp;
+  int64_t n = call.n_buckets, bucket = 0, r = 0;
+  if (call.bidirectional) {
+    n /= 2;
+    if (bug == T5Bug::zero_goes_up ? rp >= 0 : rp > 0) bucket = n;
+    r = std::abs(rp);
+  } else {
+    r = std::max<int64_t>(-rp, 0);
+  }
+  const int64_t exact = n / 2;
+  if (r < exact) return bucket + r;
+  const float ratio = static_cast<float>(r) / static_cast<float>(exact);
+  const float y = ratio - 1;
+  const float log_ratio = bug == T5Bug::log_polynomial
+                              ? y - y * y / 2
+                              : static_cast<float>(std::log(static_cast<double>(ratio)));
+  const auto log_span = static_cast<float>(
+      std::log(static_cast<double>(call.max_distance) / static_cast<double>(exact)));
+  const float steps = log_ratio / log_span * static_cast<float>(n - exact);
+  const int64_t last = bug == T5Bug::cap_at_n ? n - exact : n - exact - 1;
+  if (!(static_cast<double>(steps) < static_cast<double>(last))) return bucket + exact + last;
+  if (!(steps > 0)) return bucket + exact;
+  return bucket + exact + static_cast<int64_t>(steps);
+}
+
+void t5_with(T5Bug bug, const T5Call& call) {
+  call.validate();
+  const int64_t heads = call.table.shape[1];
+  for (int64_t i = 0; i < call.q_positions.shape[0]; ++i) {
+    const int64_t qp = load_index(call.q_positions, call.q_positions.offset(i));
+    for (int64_t j = 0; j < call.k_positions.shape[0]; ++j) {
+      const int64_t kp = load_index(call.k_positions, call.k_positions.offset(j));
+      const int64_t b = t5_bucket_with(bug, kp - qp, call);
+      for (int64_t h = 0; h < heads; ++h)
+        store(call.bias, call.bias.offset(h, i, j), load(call.table, call.table.offset(b, h)));
+    }
+  }
+}
+
 }  // namespace
 
 template <>
@@ -588,6 +674,65 @@ std::vector<std::pair<std::string, std::string>> killed_elsewhere<RopeCall>() {
   // Each token's rotation stands alone: thread nondeterminism needs a shared running quantity,
   // as in a cache built in chunks.
   return {{"rope.threads", "rope_cache/broken:chunked_f32_angles"}};
+}
+
+template <>
+std::vector<Broken<AlibiCall>> broken_implementations<AlibiCall>() {
+  using B = AlibiBug;
+  auto make = [](const char* name, B bug) {
+    return Impl<AlibiCall>{std::string("alibi/broken:") + name, kAllVariants, 1,
+                           [bug](const AlibiCall& call) { alibi_with(bug, call); }};
+  };
+  std::vector<Broken<AlibiCall>> list = {
+      {make("slopes_use_n", B::slopes_use_n),
+       "slopes 2^(−8(h+1)/n): wrong when the head count is not a power of two",
+       "alibi.geometric_slopes"},
+      {make("signed_distance", B::signed_distance), "−slope·(q − k) without |·|",
+       "alibi.distance_only"},
+      {make("masks_diagonal", B::masks_diagonal), "the causal mask hides the diagonal too",
+       "alibi.zero_diagonal"},
+      {make("causal_unmasked", B::causal_unmasked), "the causal form without its −∞",
+       "alibi.press_softmax"},
+      {make("token_indices", B::token_indices), "distances between token indices, not positions",
+       "alibi.differential"},
+  };
+  add_generic(list, "alibi");
+  return list;
+}
+
+template <>
+std::vector<std::pair<std::string, std::string>> killed_elsewhere<AlibiCall>() {
+  // Each element stands alone: no reduction whose order a thread count could change.
+  return {{"alibi.threads",
+           "sinusoidal/broken:chunked_f32_angles, attention/broken:split_keys_by_thread"}};
+}
+
+template <>
+std::vector<Broken<T5Call>> broken_implementations<T5Call>() {
+  using B = T5Bug;
+  auto make = [](const char* name, B bug) {
+    return Impl<T5Call>{std::string("t5/broken:") + name, kAllVariants, 0,
+                        [bug](const T5Call& call) { t5_with(bug, call); }};
+  };
+  std::vector<Broken<T5Call>> list = {
+      {make("cap_at_n", B::cap_at_n), "caps the bucket at n instead of n − 1",
+       "t5.bucket_in_range"},
+      {make("log_polynomial", B::log_polynomial),
+       "ln approximated by a polynomial without range reduction", "t5.monotone"},
+      {make("zero_goes_up", B::zero_goes_up), "bidirectional: rp = 0 takes the upper half",
+       "t5.symmetric_split"},
+      {make("reversed_relative", B::reversed_relative), "rp = q − k instead of k − q",
+       "t5.differential"},
+  };
+  add_generic(list, "t5");
+  return list;
+}
+
+template <>
+std::vector<std::pair<std::string, std::string>> killed_elsewhere<T5Call>() {
+  // A lookup: no reduction whose order a thread count could change.
+  return {{"t5.threads",
+           "sinusoidal/broken:chunked_f32_angles, attention/broken:split_keys_by_thread"}};
 }
 
 }  // namespace posenc::harness

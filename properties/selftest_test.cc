@@ -69,6 +69,34 @@ TEST(Selftest, sinusoidal) { expect_every_bug_caught<SinusoidalCall>(); }
 TEST(Selftest, rope_frequencies) { expect_every_bug_caught<RopeFrequenciesCall>(); }
 TEST(Selftest, rope_cache) { expect_every_bug_caught<RopeCacheCall>(); }
 TEST(Selftest, rope) { expect_every_bug_caught<RopeCall>(); }
+TEST(Selftest, alibi) { expect_every_bug_caught<AlibiCall>(); }
+TEST(Selftest, t5) { expect_every_bug_caught<T5Call>(); }
+
+// Each killed_elsewhere entry names broken kernels that exist and are designed to fail the same
+// generic property in their own family (which that family's test then asserts).
+TEST(Selftest, killed_elsewhere_names_real_killers) {
+  std::map<std::string, std::string> designed;  // broken kernel → property designed to catch it
+  std::vector<std::pair<std::string, std::string>> claims;
+  for_each_family([&](auto tag) {
+    using Call = typename decltype(tag)::type;
+    for (const auto& b : broken_implementations<Call>()) designed[b.impl.name] = b.caught_by;
+    for (const auto& claim : killed_elsewhere<Call>()) claims.push_back(claim);
+  });
+  for (const auto& [property, killers] : claims) {
+    const std::string generic = property.substr(property.find('.'));
+    size_t start = 0;
+    while (start < killers.size()) {
+      size_t end = killers.find(", ", start);
+      if (end == std::string::npos) end = killers.size();
+      const std::string name = killers.substr(start, end - start);
+      const auto it = designed.find(name);
+      ASSERT_NE(it, designed.end()) << property << " names " << name << ", no broken kernel";
+      EXPECT_TRUE(it->second.ends_with(generic))
+          << property << " names " << name << ", designed for " << it->second;
+      start = end + 2;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace posenc::harness

@@ -78,7 +78,7 @@ rc::Gen<double> base() {
 rc::Gen<SinusoidalSpec> any_spec(int64_t max_tokens, int64_t max_half_dim) {
   return rc::gen::exec([=] {
     SinusoidalSpec s;
-    s.tokens = *gen::sized(0, max_tokens);
+    s.tokens = *gen::count(max_tokens);
     s.d = 2 * *gen::sized(1, max_half_dim);
     s.base = *base();
     s.add = *rc::gen::arbitrary<bool>();
