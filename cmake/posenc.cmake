@@ -29,3 +29,12 @@ function(posenc_tests)
     gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS ${ARG_LABEL})
   endforeach()
 endfunction()
+
+# posenc_plugin_library(<name> <sources...>): a kernel plugin, built as a user would build one:
+# a C99 shared library that sees include/posenc/plugin.h and DLPack, nothing else of posenc.
+function(posenc_plugin_library name)
+  add_library(${name} MODULE ${ARGN})
+  set_target_properties(${name} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PRIVATE dlpack::dlpack m)
+endfunction()

@@ -1,0 +1,32 @@
+// Uses each installed library once: the reference oracle, the harness against the registry, and
+// the isolation plugins run under. Exits non-zero on any surprise.
+#include <cstdio>
+
+#include "plugin/isolate.h"
+#include "posenc/registry.h"
+#include "properties/harness.h"
+#include "reference/reference.h"
+
+int main() {
+  using namespace posenc;
+  // PE[0] = [0, 1, 0, 1].
+  float table[4];
+  SinusoidalCall call;
+  call.out = view(table, DType::f32, {1, 4});
+  reference::sinusoidal(call);
+  if (table[0] != 0 || table[1] != 1 || table[2] != 0 || table[3] != 1) return 1;
+  // Every registered sinusoidal kernel passes the smoke differential check.
+  int cases = 0;
+  for (const auto& impl : implementations<SinusoidalCall>())
+    for (const auto& problem : harness::smoke_problems<SinusoidalCall>()) {
+      if (!harness::differential(impl, problem).ok) return 2;
+      ++cases;
+    }
+  // A crash in a child is a report, not the end of this process.
+  const auto crashed =
+      plugin::run_isolated([]() -> std::string { __builtin_trap(); }, std::chrono::seconds(10));
+  if (crashed.status != plugin::Isolated::Status::crashed) return 3;
+  std::printf("consumer: %d cases passed; isolated crash reported: %s\n", cases,
+              crashed.error.c_str());
+  return 0;
+}

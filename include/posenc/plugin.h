@@ -1,0 +1,297 @@
+/* posenc plugin ABI, version 1: how a kernel in a user's shared library reaches posenc.
+ *
+ * The library exports one function, posenc_plugin_kernels(), which returns a table of kernels.
+ * `posenc validate --kernel lib.so` loads it and holds every kernel to the same properties,
+ * differential checks against the fp64 reference, bad-input checks, guard bytes and determinism
+ * checks as posenc's own kernels. Every call runs in a child process with a time limit, on copies
+ * of the tensors surrounded by poisoned bytes, so a crash, a hang or a stray write is reported with
+ * the input that caused it.
+ *
+ * This header needs only the C99 library and DLPack (dlpack/dlpack.h, version 0.6). It is plain C,
+ * usable from C++.
+ *
+ * Conventions, for every family:
+ *  - The semantics, shapes and tolerance unit of family F are those of posenc's
+ *    include/posenc/F.h; each argument struct below mirrors that header's Call struct field by
+ *    field.
+ *  - Tensors are DLTensors in CPU memory. Shapes and strides count elements; posenc always sets
+ *    strides (views may be padded, permuted or sliced) and passes byte_offset 0 (add it anyway,
+ *    as engines may not). Float tensors are f32 unless a field says otherwise; positions are
+ *    int64 or int32. An absent optional tensor is NULL. An output may be the very same view as
+ *    its input (in place) where the family allows it, and is otherwise disjoint from every input.
+ *  - posenc calls a kernel only with the variants it declares in its entry, except in bad-input
+ *    checks. Bad input must be rejected before any output byte is written: fill *error naming
+ *    the argument as posenc's contract does (the field name, "positions[3]", "q.shape[2]",
+ *    "scaling.factor") and return POSENC_INVALID_ARGUMENT. posenc_reject() below does both.
+ *  - A kernel must be deterministic: bitwise-identical output for equal inputs and for every
+ *    `threads` value (0 means the kernel's own default).
+ *  - A kernel may be called from any thread of a fresh process; it must not rely on state left by
+ *    an earlier call.
+ */
+#ifndef POSENC_PLUGIN_H_
+#define POSENC_PLUGIN_H_
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any change to a struct or a meaning below; posenc loads only its own version. */
+#define POSENC_PLUGIN_ABI_VERSION 1u
+
+/* The one symbol posenc looks up in the library. */
+#define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
+
+#if defined(_WIN32)
+#define POSENC_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define POSENC_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- Families, in posenc::Family's order ---- */
+enum {
+  POSENC_FAMILY_ATTENTION = 0,
+  POSENC_FAMILY_ABSOLUTE = 1,
+  POSENC_FAMILY_SINUSOIDAL = 2,
+  POSENC_FAMILY_ROPE_FREQUENCIES = 3,
+  POSENC_FAMILY_ROPE_CACHE = 4,
+  POSENC_FAMILY_ROPE = 5,
+  POSENC_FAMILY_ALIBI = 6,
+  POSENC_FAMILY_T5 = 7,
+};
+
+/* ---- Variant bits (the values of posenc::variant) ----
+ * A kernel declares every variant it handles. Bits up to 1 << 7 mean the same in every family;
+ * from 1 << 8 up each family has its own. posenc runs a problem on a kernel only when the kernel
+ * declares every bit the problem needs. */
+#define POSENC_VARIANT_F32 ((uint64_t)1 << 0)
+#define POSENC_VARIANT_BF16 ((uint64_t)1 << 1)
+#define POSENC_VARIANT_F16 ((uint64_t)1 << 2)
+#define POSENC_VARIANT_STRIDED ((uint64_t)1 << 3)  /* a view that is not row-major contiguous */
+#define POSENC_VARIANT_IN_PLACE ((uint64_t)1 << 4) /* an output is the same view as its input */
+
+#define POSENC_VARIANT_ATTENTION_CAUSAL ((uint64_t)1 << 8)
+#define POSENC_VARIANT_ATTENTION_BIAS ((uint64_t)1 << 9)
+#define POSENC_VARIANT_ATTENTION_GQA ((uint64_t)1 << 10) /* hq != hkv */
+#define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
+
+#define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
+#define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
+
+#define POSENC_VARIANT_ROPE_HALF_SPLIT ((uint64_t)1 << 8)
+#define POSENC_VARIANT_ROPE_INTERLEAVED ((uint64_t)1 << 9)
+#define POSENC_VARIANT_ROPE_PARTIAL ((uint64_t)1 << 10) /* rotary_dim < head_dim */
+#define POSENC_VARIANT_ROPE_INVERSE ((uint64_t)1 << 11)
+#define POSENC_VARIANT_ROPE_CACHED ((uint64_t)1 << 12) /* cos/sin given, else on the fly */
+#define POSENC_VARIANT_ROPE_KEY ((uint64_t)1 << 13)    /* k given */
+
+#define POSENC_VARIANT_ALIBI_CAUSAL ((uint64_t)1 << 8)
+#define POSENC_VARIANT_ALIBI_SLOPES ((uint64_t)1 << 9) /* slopes output requested */
+
+#define POSENC_VARIANT_T5_BIDIRECTIONAL ((uint64_t)1 << 8)
+#define POSENC_VARIANT_T5_CAUSAL ((uint64_t)1 << 9)
+
+/* Scaling kinds of the rope families (posenc::RopeScalingKind), and their variant bits: a rope,
+ * rope_cache or rope_frequencies kernel declares each scaling it implements (on-the-fly rope
+ * only; a cached call carries its scaling in the cache). */
+enum {
+  POSENC_SCALING_NONE = 0,
+  POSENC_SCALING_LINEAR = 1,
+  POSENC_SCALING_NTK = 2,
+  POSENC_SCALING_DYNAMIC_NTK = 3,
+  POSENC_SCALING_YARN = 4,
+  POSENC_SCALING_LLAMA3 = 5,
+  POSENC_SCALING_LONGROPE = 6,
+};
+#define POSENC_VARIANT_SCALING(kind) ((uint64_t)1 << (24 + (kind)))
+
+/* ---- Errors ---- */
+enum {
+  POSENC_OK = 0,
+  POSENC_INVALID_ARGUMENT = 1, /* bad input, rejected before writing any output byte */
+  POSENC_FAILED = 2,           /* anything else; message says what */
+};
+
+typedef struct posenc_error {
+  char argument[64]; /* "positions[3]" */
+  char value[64];    /* "1024" */
+  char message[256]; /* the requirement broken, "must lie in [0, 1023]", or what failed */
+} posenc_error;
+
+/* Fill *error and return POSENC_INVALID_ARGUMENT:
+ *   if (d % 2) return posenc_reject(error, "rotary_dim", d, "must be even");
+ *   return posenc_reject_text(error, "q.dtype", "f64", "must be f32"); */
+static inline int posenc_reject_text(posenc_error* error, const char* argument, const char* value,
+                                     const char* requirement) {
+  snprintf(error->argument, sizeof error->argument, "%s", argument);
+  snprintf(error->value, sizeof error->value, "%s", value);
+  snprintf(error->message, sizeof error->message, "%s", requirement);
+  return POSENC_INVALID_ARGUMENT;
+}
+static inline int posenc_reject(posenc_error* error, const char* argument, double value,
+                                const char* requirement) {
+  char text[32];
+  snprintf(text, sizeof text, "%.17g", value);
+  return posenc_reject_text(error, argument, text, requirement);
+}
+
+/* ---- Arguments, one struct per family (posenc::<Family>Call) ----
+ * Booleans are int32_t 0 or 1. `threads` is the requested thread count, 0 for the default. */
+
+enum { POSENC_MASK_NONE = 0, POSENC_MASK_CAUSAL = 1 };
+
+typedef struct posenc_attention_args {
+  const DLTensor* q;           /* [tq, hq, d] */
+  const DLTensor* k;           /* [tk, hkv, d] */
+  const DLTensor* v;           /* [tk, hkv, dv] */
+  const DLTensor* out;         /* [tq, hq, dv] */
+  int32_t mask;                /* POSENC_MASK_* */
+  const DLTensor* q_positions; /* optional, int [tq]; read only when causal */
+  const DLTensor* k_positions; /* optional, int [tk] */
+  const DLTensor* bias;        /* optional, [hq, tq, tk] */
+  double scale;                /* NaN means 1/sqrt(d) */
+  int32_t threads;
+} posenc_attention_args;
+
+typedef struct posenc_absolute_args {
+  const DLTensor* x;         /* [tokens, dim] */
+  const DLTensor* table;     /* [rows, dim] */
+  const DLTensor* positions; /* int [tokens], each in [0, rows) */
+  const DLTensor* out;       /* [tokens, dim] */
+  int32_t threads;
+} posenc_absolute_args;
+
+typedef struct posenc_sinusoidal_args {
+  const DLTensor* out;       /* [tokens, d] */
+  const DLTensor* x;         /* optional [tokens, d]: out = x + PE, else out = PE */
+  const DLTensor* positions; /* optional int [tokens], else position t */
+  double base;
+  int32_t threads;
+} posenc_sinusoidal_args;
+
+/* posenc::RopeScaling: each kind reads only its own fields (see rope_frequencies.h). */
+typedef struct posenc_rope_scaling {
+  int32_t kind; /* POSENC_SCALING_* */
+  double factor;
+  double alpha;
+  int64_t max_position;
+  int64_t original_max_position;
+  int64_t seq_len;
+  double beta_fast, beta_slow;
+  double mscale, mscale_all_dim; /* 0 means unset */
+  int32_t truncate;
+  double low_freq_factor, high_freq_factor;
+  const double* short_factor; /* longrope: short_factor_size (= rotary_dim/2) entries */
+  int64_t short_factor_size;
+  const double* long_factor;
+  int64_t long_factor_size;
+  double attention_factor; /* NaN means derived from the kind */
+} posenc_rope_scaling;
+
+typedef struct posenc_rope_frequencies_args {
+  int64_t rotary_dim;
+  double base;
+  posenc_rope_scaling scaling;
+  const DLTensor* inv_freq;         /* out, f64 [rotary_dim/2] */
+  const DLTensor* attention_factor; /* out, f64 [1] */
+  int32_t threads;
+} posenc_rope_frequencies_args;
+
+typedef struct posenc_rope_cache_args {
+  int64_t rotary_dim;
+  double base;
+  posenc_rope_scaling scaling;
+  const DLTensor* cos; /* out [rows, rotary_dim/2] */
+  const DLTensor* sin; /* out [rows, rotary_dim/2] */
+  int32_t threads;
+} posenc_rope_cache_args;
+
+enum { POSENC_LAYOUT_HALF_SPLIT = 0, POSENC_LAYOUT_INTERLEAVED = 1 };
+
+typedef struct posenc_rope_args {
+  const DLTensor* q;     /* [tokens, hq, head_dim] */
+  const DLTensor* q_out; /* [tokens, hq, head_dim] */
+  const DLTensor* k;     /* optional [tokens, hk, head_dim] */
+  const DLTensor* k_out; /* given exactly when k is */
+  const DLTensor* positions;
+  int64_t rotary_dim;
+  int32_t layout; /* POSENC_LAYOUT_* */
+  int32_t inverse;
+  double base;                 /* read when no cache is given */
+  posenc_rope_scaling scaling; /* read when no cache is given */
+  const DLTensor* cos;         /* optional [rows, rotary_dim/2], with sin */
+  const DLTensor* sin;
+  int32_t threads;
+} posenc_rope_args;
+
+typedef struct posenc_alibi_args {
+  int64_t n_heads;
+  double max_bias;
+  int32_t causal;
+  const DLTensor* q_positions; /* int [tq] */
+  const DLTensor* k_positions; /* int [tk] */
+  const DLTensor* bias;        /* out [n_heads, tq, tk] */
+  const DLTensor* slopes;      /* optional out [n_heads] */
+  int32_t threads;
+} posenc_alibi_args;
+
+typedef struct posenc_t5_args {
+  int32_t bidirectional;
+  int64_t n_buckets;
+  int64_t max_distance;
+  const DLTensor* q_positions; /* int [tq] */
+  const DLTensor* k_positions; /* int [tk] */
+  const DLTensor* table;       /* [n_buckets, heads] */
+  const DLTensor* bias;        /* out [heads, tq, tk] */
+  int32_t threads;
+} posenc_t5_args;
+
+/* ---- The kernel table ---- */
+
+/* Each kernel returns POSENC_OK, or an error code with *error filled. */
+typedef int (*posenc_attention_fn)(const posenc_attention_args*, posenc_error*);
+typedef int (*posenc_absolute_fn)(const posenc_absolute_args*, posenc_error*);
+typedef int (*posenc_sinusoidal_fn)(const posenc_sinusoidal_args*, posenc_error*);
+typedef int (*posenc_rope_frequencies_fn)(const posenc_rope_frequencies_args*, posenc_error*);
+typedef int (*posenc_rope_cache_fn)(const posenc_rope_cache_args*, posenc_error*);
+typedef int (*posenc_rope_fn)(const posenc_rope_args*, posenc_error*);
+typedef int (*posenc_alibi_fn)(const posenc_alibi_args*, posenc_error*);
+typedef int (*posenc_t5_fn)(const posenc_t5_args*, posenc_error*);
+
+#define POSENC_KERNEL_THREADED 1u /* flags: honours `threads` */
+
+typedef struct posenc_kernel {
+  const char* name; /* letters, digits and _ . -; unique among the library's kernels of a family */
+  uint32_t family;  /* POSENC_FAMILY_* */
+  uint32_t flags;   /* POSENC_KERNEL_* */
+  uint64_t variants;
+  double bound; /* stated accuracy in the family's tolerance unit; 0 means bit-exact */
+  union {       /* the member named after `family` */
+    posenc_attention_fn attention;
+    posenc_absolute_fn absolute;
+    posenc_sinusoidal_fn sinusoidal;
+    posenc_rope_frequencies_fn rope_frequencies;
+    posenc_rope_cache_fn rope_cache;
+    posenc_rope_fn rope;
+    posenc_alibi_fn alibi;
+    posenc_t5_fn t5;
+  } run;
+} posenc_kernel;
+
+typedef struct posenc_plugin {
+  uint32_t abi_version; /* POSENC_PLUGIN_ABI_VERSION; stays the first member in every version */
+  uint32_t count;
+  const posenc_kernel* kernels;
+} posenc_plugin;
+
+/* What the library defines and exports. The table must outlive the library's use. */
+POSENC_PLUGIN_EXPORT const posenc_plugin* posenc_plugin_kernels(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* POSENC_PLUGIN_H_ */

@@ -1,0 +1,63 @@
+// The plugin loader: reads a kernel library's table (include/posenc/plugin.h) and turns each kernel
+// into a registry entry, Impl<Call>, that the harness runs like any built-in implementation.
+//
+// The library's code never runs in this process. load() reads the table in a child process, and
+// every call of a kernel runs in a fresh child (run_isolated) on mirrored tensors (Mirror): a
+// crash, a hang, an exit or a write outside the tensors becomes a KernelFailure thrown from
+// Impl::run, bad input the kernel rejects becomes posenc::Error, and the caller carries on.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "posenc/registry.h"
+
+namespace posenc::plugin {
+
+// The library could not be loaded: a bad path, a missing symbol, an ABI version mismatch, a
+// malformed table, or a crash or hang while loading. `posenc validate` exits 2 on it.
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A kernel call that did not complete: the kernel crashed, hung, exited, wrote outside its tensors
+// or returned POSENC_FAILED.
+class KernelFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::chrono::duration<double> timeout{10.0};  // per kernel call, and for loading
+};
+
+// The kernels of one library, as registry entries named "<family>/<kernel name>".
+class Plugin {
+ public:
+  const std::string& path() const { return path_; }  // as resolved (absolute)
+
+  template <class Call>
+  const std::vector<Impl<Call>>& kernels() const {
+    return std::get<std::vector<Impl<Call>>>(kernels_);
+  }
+  size_t size() const;  // kernels in every family
+
+ private:
+  friend Plugin load(const std::string& path, const Options& options);
+  std::string path_;
+  std::tuple<std::vector<Impl<AttentionCall>>, std::vector<Impl<AbsoluteCall>>,
+             std::vector<Impl<SinusoidalCall>>, std::vector<Impl<RopeFrequenciesCall>>,
+             std::vector<Impl<RopeCacheCall>>, std::vector<Impl<RopeCall>>,
+             std::vector<Impl<AlibiCall>>, std::vector<Impl<T5Call>>>
+      kernels_;
+};
+
+// Loads the library at `path`; throws LoadError with a message that says what is wrong.
+Plugin load(const std::string& path, const Options& options = {});
+
+}  // namespace posenc::plugin

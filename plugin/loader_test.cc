@@ -1,0 +1,183 @@
+#include "plugin/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "posenc/error.h"
+#include "properties/arena.h"
+
+namespace posenc::plugin {
+namespace {
+
+using namespace std::chrono_literals;
+using harness::Arena;
+
+std::string library(const std::string& name) {
+  return std::string(POSENC_PLUGIN_DIR) + "/lib" + name + ".so";
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load(path, {.timeout = 2s});
+  } catch (const LoadError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " loaded";
+  return "";
+}
+
+void expect_load_error(const std::string& name, const std::string& message) {
+  const std::string error = load_error(library(name));
+  EXPECT_NE(error.find(message), std::string::npos) << error;
+  EXPECT_NE(error.find(library(name)), std::string::npos) << "names the path: " << error;
+}
+
+TEST(Load, ReportsABadPath) {
+  EXPECT_EQ(load_error("/no/such/plugin.so"),
+            "cannot open plugin /no/such/plugin.so: No such file or directory");
+}
+
+TEST(Load, ReportsAFileThatIsNotALibrary) {
+  const std::string path = testing::TempDir() + "not_a_library.so";
+  std::ofstream(path) << std::string(256, 'x');
+  const std::string error = load_error(path);
+  EXPECT_NE(error.find("cannot load plugin " + path), std::string::npos) << error;
+  EXPECT_NE(error.find("invalid ELF header"), std::string::npos) << error;
+}
+
+TEST(Load, ReportsEachMalformedLibrary) {
+  expect_load_error("posenc_test_broken_no_symbol", "it does not export posenc_plugin_kernels()");
+  expect_load_error("posenc_test_broken_abi",
+                    "ABI version mismatch: the library was built against plugin ABI version "
+                    "999, this posenc speaks version 1");
+  expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
+  expect_load_error("posenc_test_broken_bad_family",
+                    "kernel #1 family 42 is not a posenc family (0 to 7)");
+  expect_load_error("posenc_test_broken_no_function", "kernel #1 has no function for its family");
+  expect_load_error("posenc_test_broken_duplicate", "two sinusoidal kernels are named 'a'");
+  expect_load_error("posenc_test_broken_bad_name",
+                    "kernel #1 name 'has space' may hold only letters, digits and _ . -");
+}
+
+TEST(Load, SurvivesALibraryThatCrashesOrHangsWhileLoading) {
+  expect_load_error("posenc_test_broken_crash", "it crashed while loading");
+  expect_load_error("posenc_test_broken_constructor_crash", "it crashed while loading");
+  expect_load_error("posenc_test_broken_hang", "it hung while loading: timed out after 2 s");
+}
+
+// The faulty plugin's kernels, run on a small valid sinusoidal call.
+class Faulty : public testing::Test {
+ protected:
+  void SetUp() override {
+    call_.out = arena_.alloc(DType::f32, {3, 4});
+    call_.x = arena_.alloc(DType::f32, {3, 4});
+    arena_.snapshot();
+  }
+  const Impl<SinusoidalCall>& kernel(const std::string& name) {
+    for (const auto& impl : plugin_.kernels<SinusoidalCall>())
+      if (impl.name == "sinusoidal/" + name) return impl;
+    throw std::runtime_error("no kernel " + name);
+  }
+  // The KernelFailure's message when running `name`.
+  std::string failure(const std::string& name) {
+    try {
+      kernel(name).run(call_);
+    } catch (const KernelFailure& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << name << " did not fail";
+    return "";
+  }
+
+  Plugin plugin_ = load(library("posenc_test_faulty"), {.timeout = 1s});
+  Arena arena_;
+  SinusoidalCall call_;
+};
+
+TEST_F(Faulty, ListsItsKernels) {
+  EXPECT_EQ(plugin_.size(), 11u);
+  EXPECT_EQ(plugin_.kernels<SinusoidalCall>().size(), 11u);
+  EXPECT_TRUE(plugin_.kernels<RopeCall>().empty());
+  const auto& k = kernel("writes_out");
+  EXPECT_EQ(k.variants, ~uint64_t{0});
+  EXPECT_EQ(k.bound, 0);
+  EXPECT_FALSE(k.threaded);
+}
+
+TEST_F(Faulty, AGoodWriteArrives) {
+  kernel("writes_out").run(call_);
+  EXPECT_EQ(call_.out.as<float>()[2 * 4 + 3], 2003.0f);
+  EXPECT_EQ(arena_.stray_write({call_.out}), std::nullopt);
+}
+
+TEST_F(Faulty, ASegfaultIsAFailure) {
+  const std::string f = failure("segfault");
+  EXPECT_EQ(f.rfind("sinusoidal/segfault crashed: ", 0), 0u) << f;
+  EXPECT_TRUE(f.find("SIGSEGV") != std::string::npos || f.find("SEGV") != std::string::npos) << f;
+}
+
+TEST_F(Faulty, AHangIsAFailure) {
+  EXPECT_EQ(failure("hang"), "sinusoidal/hang hung: timed out after 1 s (killed)");
+}
+
+TEST_F(Faulty, AnAbortIsAFailureWithItsOutput) {
+  const std::string f = failure("aborts");
+  EXPECT_NE(f.find("sinusoidal/aborts crashed: "), std::string::npos) << f;
+  EXPECT_NE(f.find("faulty: about to abort"), std::string::npos) << f;
+}
+
+TEST_F(Faulty, AnExitIsAFailure) {
+  EXPECT_EQ(failure("exits"), "sinusoidal/exits crashed: exited with status 3 before returning");
+}
+
+TEST_F(Faulty, AWriteOutsideTheTensorsIsAFailureAndStaysOut) {
+  EXPECT_EQ(failure("past_end"),
+            "sinusoidal/past_end wrote outside its tensors: byte +0 after the end of the memory "
+            "of out");
+  EXPECT_EQ(failure("before_start"),
+            "sinusoidal/before_start wrote outside its tensors: byte -4 before the memory of out");
+  EXPECT_EQ(arena_.stray_write({call_.out}), std::nullopt);
+}
+
+TEST_F(Faulty, AWriteIntoAnInputReachesTheCallersGuards) {
+  kernel("writes_input").run(call_);
+  EXPECT_EQ(call_.x->as<float>()[0], 42.0f);
+  EXPECT_NE(arena_.stray_write({call_.out}), std::nullopt);
+}
+
+TEST_F(Faulty, AFailureCodeCarriesItsMessage) {
+  EXPECT_EQ(failure("fails"), "sinusoidal/fails failed (code 2): no GPU found");
+}
+
+TEST_F(Faulty, ARejectionIsAPosencError) {
+  try {
+    kernel("rejects").run(call_);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "base");
+    EXPECT_EQ(e.value(), "10000");
+    EXPECT_EQ(e.requirement(), "must be 10000 for this kernel");
+  }
+}
+
+TEST_F(Faulty, AnUnterminatedErrorIsCutAtItsBuffers) {
+  try {
+    kernel("unterminated_error").run(call_);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), std::string(64, 'a'));
+    EXPECT_EQ(e.value(), std::string(64, 'v'));
+    EXPECT_EQ(e.requirement(), std::string(256, 'm'));
+  }
+}
+
+TEST_F(Faulty, AcceptingAViewThatCouldNotBeMirroredIsAFailure) {
+  call_.out.data = nullptr;  // bad input the kernel should have rejected
+  EXPECT_EQ(failure("writes_input"),
+            "sinusoidal/writes_input accepted views posenc could not mirror: out (null data)");
+}
+
+}  // namespace
+}  // namespace posenc::plugin

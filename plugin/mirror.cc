@@ -1,0 +1,194 @@
+#include "plugin/mirror.h"
+
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace posenc::plugin {
+
+namespace {
+
+constexpr uintptr_t kAlignment = 64;  // the mirror keeps each address's offset modulo this
+constexpr uintptr_t kMaxRegion = uintptr_t{1} << 32;
+constexpr size_t kBlock = 4096;  // copy_back compares block by block
+
+// The byte extent [lo, hi) of a view, or why there is none to mirror.
+struct Extent {
+  uintptr_t lo = 0, hi = 0;
+  std::string problem;
+};
+
+Extent extent(const Tensor& t) {
+  if (t.rank < 0 || t.rank > kMaxRank) return {.problem = "rank " + std::to_string(t.rank)};
+  const int64_t size = static_cast<int64_t>(dtype_size(t.dtype));
+  if (size == 0) return {.problem = "unknown dtype"};
+  int64_t lo = 0, hi = 0;  // element offsets of the lowest and highest element
+  bool empty = false;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] < 0) return {.problem = "negative shape"};
+    if (t.shape[d] == 0) empty = true;
+    int64_t reach;
+    if (__builtin_mul_overflow(t.shape[d] == 0 ? 0 : t.shape[d] - 1, t.strides[d], &reach) ||
+        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
+      return {.problem = "extent overflows int64"};
+  }
+  const auto base = reinterpret_cast<uintptr_t>(t.data);
+  if (empty) return {.lo = base, .hi = base};
+  if (t.data == nullptr) return {.problem = "null data"};
+  int64_t lo_bytes, end_bytes, span;
+  if (__builtin_mul_overflow(lo, size, &lo_bytes) || __builtin_add_overflow(hi, 1, &hi) ||
+      __builtin_mul_overflow(hi, size, &end_bytes) ||
+      __builtin_sub_overflow(end_bytes, lo_bytes, &span) ||
+      static_cast<uint64_t>(span) > kMaxRegion)
+    return {.problem = "extent over 4 GiB"};
+  if (lo_bytes < 0 && static_cast<uintptr_t>(-lo_bytes) > base)
+    return {.problem = "extent below address 0"};
+  return {.lo = base + static_cast<uintptr_t>(lo_bytes),
+          .hi = base + static_cast<uintptr_t>(end_bytes)};
+}
+
+// Copies with the kernel's help, so an unreadable or read-only address is an error, not a fault.
+bool copy_memory(void* to, const void* from, size_t size, bool to_is_remote) {
+  if (size == 0) return true;
+  iovec local{to_is_remote ? const_cast<void*>(from) : to, size};
+  iovec remote{to_is_remote ? to : const_cast<void*>(from), size};
+  const ssize_t n = to_is_remote ? process_vm_writev(getpid(), &local, 1, &remote, 1, 0)
+                                 : process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  return n == static_cast<ssize_t>(size);
+}
+
+std::string names(const std::vector<std::string>& all) {
+  std::string text;
+  for (const auto& name : all) {
+    if (text.find(name) != std::string::npos) continue;
+    text += (text.empty() ? "" : " and ") + name;
+  }
+  return text;
+}
+
+}  // namespace
+
+Mirror::~Mirror() {
+  for (Region& r : regions_)
+    if (r.mapping) munmap(r.mapping, r.mapping_size);
+}
+
+void Mirror::add(std::string name, Tensor& view) { views_.push_back({std::move(name), &view}); }
+
+void Mirror::map() {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < views_.size(); ++i) {
+    View& v = views_[i];
+    const Extent e = extent(*v.tensor);
+    if (!e.problem.empty()) {
+      unmirrored_.push_back(v.name + " (" + e.problem + ")");
+      continue;
+    }
+    if (v.tensor->data == nullptr) continue;  // empty and nowhere: nothing to mirror
+    v.lo = e.lo;
+    v.hi = e.hi;
+    order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(views_[a].lo, views_[a].hi) < std::pair(views_[b].lo, views_[b].hi);
+  });
+  for (size_t i : order) {
+    const View& v = views_[i];
+    if (!regions_.empty() && v.lo < regions_.back().hi) {
+      regions_.back().hi = std::max(regions_.back().hi, v.hi);
+    } else {
+      regions_.push_back({.lo = v.lo, .hi = v.hi});
+    }
+    regions_.back().views.push_back(i);
+  }
+
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (Region& r : regions_) {
+    const size_t size = r.hi - r.lo;
+    const size_t head = kSlack + r.lo % kAlignment;
+    r.accessible = (head + size + kSlack + page - 1) / page * page;
+    r.mapping_size = r.accessible + 2 * page;
+    void* m =
+        mmap(nullptr, r.mapping_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    std::string problem;
+    if (m == MAP_FAILED) {
+      problem = "no memory for its mirror";
+    } else {
+      r.mapping = static_cast<uint8_t*>(m);
+      mprotect(r.mapping, page, PROT_NONE);
+      mprotect(r.mapping + page + r.accessible, page, PROT_NONE);
+      r.bytes = r.mapping + page + head;
+      std::memset(r.mapping + page, kPoison, head);
+      std::memset(r.bytes + size, kPoison, r.accessible - head - size);
+      r.before.reset(new uint8_t[size]);
+      if (!copy_memory(r.before.get(), reinterpret_cast<const void*>(r.lo), size, false))
+        problem = "memory not readable";
+    }
+    if (!problem.empty()) {
+      for (size_t i : r.views) unmirrored_.push_back(views_[i].name + " (" + problem + ")");
+      r.views.clear();
+      continue;
+    }
+    std::memcpy(r.bytes, r.before.get(), size);
+    for (size_t i : r.views) {
+      Tensor& t = *views_[i].tensor;
+      t.data = r.bytes + (reinterpret_cast<uintptr_t>(t.data) - r.lo);
+    }
+  }
+}
+
+std::optional<std::string> Mirror::copy_back() {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::optional<std::string> stray;
+  for (Region& r : regions_) {
+    if (r.views.empty()) continue;
+    std::vector<std::string> region_names;
+    for (size_t i : r.views) region_names.push_back(views_[i].name);
+    const size_t size = r.hi - r.lo;
+    // Runs of changed blocks, each written back from its first to its last changed byte (bytes
+    // in between that did not change are written back as they were).
+    const uint8_t* before = r.before.get();
+    auto changed = [&](size_t k) {
+      return std::memcmp(r.bytes + k, before + k, std::min(kBlock, size - k)) != 0;
+    };
+    for (size_t k = 0; k < size;) {
+      if (!changed(k)) {
+        k += kBlock;
+        continue;
+      }
+      size_t end = k;
+      while (end < size && changed(end)) end += kBlock;
+      end = std::min(end, size);
+      size_t first = k, last = end - 1;
+      while (r.bytes[first] == before[first]) ++first;
+      while (r.bytes[last] == before[last]) --last;
+      if (!copy_memory(reinterpret_cast<void*>(r.lo + first), r.bytes + first, last + 1 - first,
+                       true) &&
+          !stray)
+        stray = "byte " + std::to_string(first) + " of the memory of " + names(region_names) +
+                ", which is not writable";
+      k = end;
+    }
+    if (stray) continue;
+    const uint8_t* first = r.mapping + page;
+    const uint8_t* last = first + r.accessible;
+    for (const uint8_t* p = first; p < last && !stray; ++p) {
+      if (*p == kPoison) continue;
+      if (p < r.bytes) {
+        stray =
+            "byte -" + std::to_string(r.bytes - p) + " before the memory of " + names(region_names);
+      } else if (p >= r.bytes + size) {
+        stray = "byte +" + std::to_string(p - (r.bytes + size)) +
+                " after the end of the memory of " + names(region_names);
+      } else {
+        p = r.bytes + size - 1;  // inside the views: copied back above
+      }
+    }
+  }
+  return stray;
+}
+
+}  // namespace posenc::plugin

@@ -1,0 +1,63 @@
+// Mirror: the memory of a call's tensors, copied into pages shared with child processes. A kernel
+// running in a child (run_isolated) works on the mirror; afterwards the parent copies back exactly
+// the bytes the kernel changed. Each mirrored region sits in poisoned slack between inaccessible
+// guard pages, so a write just outside every tensor shows up in the slack and a wild one faults.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "posenc/tensor.h"
+
+namespace posenc::plugin {
+
+class Mirror {
+ public:
+  Mirror() = default;
+  Mirror(const Mirror&) = delete;
+  Mirror& operator=(const Mirror&) = delete;
+  ~Mirror();
+
+  // Registers `view` under `name`; map() repoints its data into the mirror. Views whose memory
+  // overlaps share one region, so in-place and packed views keep their aliasing.
+  void add(std::string name, Tensor& view);
+
+  // Allocates the regions and copies the views' bytes in. A view whose extent can't be computed,
+  // or whose memory can't be read (bad input in a bad-input check), keeps its own data pointer and
+  // is listed by unmirrored().
+  void map();
+
+  // Copies back every byte changed in the mirror since map(). Returns the first write outside
+  // every view's extent ("byte +3 after the memory of q_out"), which is never copied back.
+  std::optional<std::string> copy_back();
+
+  // "name (reason)" of each view left pointing at its own memory.
+  const std::vector<std::string>& unmirrored() const { return unmirrored_; }
+
+  static constexpr uint8_t kPoison = 0x5A;
+  static constexpr size_t kSlack = 64;  // least poisoned bytes on each side of a region
+
+ private:
+  struct View {
+    std::string name;
+    Tensor* tensor;
+    uintptr_t lo = 0, hi = 0;  // byte extent [lo, hi) in the original memory
+  };
+  struct Region {
+    uintptr_t lo = 0, hi = 0;
+    std::vector<size_t> views;   // indices into views_
+    uint8_t* mapping = nullptr;  // guard page, slack, bytes, slack, guard page
+    size_t mapping_size = 0;
+    uint8_t* bytes = nullptr;           // the mirror of lo
+    size_t accessible = 0;              // slack + bytes + slack, starting one page into the mapping
+    std::unique_ptr<uint8_t[]> before;  // the bytes as copied in
+  };
+  std::vector<View> views_;
+  std::vector<Region> regions_;
+  std::vector<std::string> unmirrored_;
+};
+
+}  // namespace posenc::plugin
