@@ -211,10 +211,11 @@ std::vector<Property<AlibiCall>> alibi_properties() {
              const bool starts = h == 0 || h == block;
              const double expected =
                  starts ? (h == 0 ? ratio : std::sqrt(ratio)) : ratio * slope[h - 1];
-             worst.merge(compare_scalar(
-                 fmt::format("slope[{}] of {} heads ({})", h, s.heads,
-                             starts ? "block start" : "ratio to the previous"),
-                 expected, slope[h], starts ? b : 2 * b, ulp_f32(slope[h - (starts ? 0 : 1)])));
+             merge_scalar(worst, expected, slope[h], starts ? b : 2 * b,
+                          ulp_f32(slope[h - (starts ? 0 : 1)]), [&] {
+                            return fmt::format("slope[{}] of {} heads ({})", h, s.heads,
+                                               starts ? "block start" : "ratio to the previous");
+                          });
            }
            return Verdict::of(worst);
          });
@@ -327,8 +328,8 @@ std::vector<Property<AlibiCall>> alibi_properties() {
                  const double pg = std::exp(got[j] - top_got) / sum_got;
                  const double pp = std::exp(press[j] - top_press) / sum_press;
                  const double allowed = pp * std::expm1(2 * max_error) + 0x1p-50;
-                 worst.merge(compare_scalar(fmt::format("softmax(bias[{}, {}, :])[{}]", h, i, j),
-                                            pp, pg, 1, allowed));
+                 merge_scalar(worst, pp, pg, 1, allowed,
+                              [&] { return fmt::format("softmax(bias[{}, {}, :])[{}]", h, i, j); });
                }
              }
            }

@@ -6,18 +6,30 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
-#include <random>
 
 namespace posenc::harness {
 
+namespace {
+
+// splitmix64: a fast, well-mixed stream; a Fill is a recipe, not a statistical sample.
+uint64_t next(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
 void Fill::apply(const Tensor& t) const {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::uniform_int_distribution<int> binade(lo, hi);
+  uint64_t state = seed;
+  const auto binades = static_cast<uint64_t>(hi - lo + 1);
   std::vector<int64_t> offsets;
   for_each_offset(t, [&](int64_t off) {
-    const double u = unit(rng);
-    posenc::store(t, off, std::ldexp(u, binade(rng)));
+    const uint64_t bits = next(state);
+    const double u = static_cast<double>(bits >> 11) * 0x1p-52 - 1;  // (−1, 1)
+    const int k = lo + static_cast<int>((bits & 0x7ff) % binades);
+    posenc::store(t, off, std::ldexp(u, k));
     if (!specials.empty()) offsets.push_back(off);
   });
   for (const auto& [index, value] : specials) {
@@ -235,8 +247,8 @@ rc::Gen<Layout> layout() {
 rc::Gen<Layouts> layouts() {
   auto mixed = rc::gen::map(rc::gen::container<std::vector<Layout>>(8, layout()),
                             [](const std::vector<Layout>& v) {
-                              Layouts l;
-                              std::copy(v.begin(), v.end(), l.begin());
+                              Layouts l = uniform_layouts(Layout::contiguous);
+                              for (size_t i = 0; i < l.size() && i < v.size(); ++i) l[i] = v[i];
                               return l;
                             });
   return rc::gen::weightedOneOf<Layouts>({

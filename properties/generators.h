@@ -18,8 +18,8 @@
 
 namespace posenc::harness {
 
-// Tensor contents as a recipe: seeded values u·2^k with u uniform in (−1, 1) and k an integer
-// uniform in [lo, hi], then some elements (logical row-major index modulo numel) overwritten by
+// Tensor contents as a recipe: seeded values u·2^k with u uniform in [−1, 1) and k an integer
+// in [lo, hi], then some elements (logical row-major index modulo numel) overwritten by
 // special values. A recipe is small to show and to shrink, and fills any shape.
 struct Fill {
   uint64_t seed = 0;

@@ -238,9 +238,9 @@ Verdict within(const std::vector<double>& w, const std::vector<double>& lo,
   Comparison worst;
   for (size_t i = 0; i < w.size(); ++i) {
     const double excess = std::isnan(w[i]) ? INFINITY : std::fmax(lo[i] - w[i], w[i] - hi[i]);
-    worst.merge(compare_scalar(
-        fmt::format("ω'[{}] = {:.17g} outside [{:.17g}, {:.17g}] by", i, w[i], lo[i], hi[i]), 0.0,
-        std::fmax(excess, 0.0), bound, ulp_f64(hi[i])));
+    merge_scalar(worst, 0.0, std::fmax(excess, 0.0), bound, ulp_f64(hi[i]), [&] {
+      return fmt::format("ω'[{}] = {:.17g} outside [{:.17g}, {:.17g}] by", i, w[i], lo[i], hi[i]);
+    });
   }
   return Verdict::of(worst);
 }
@@ -332,9 +332,9 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                        const double slack = 2 * (s.scaling.factor + 1) + 1;
                        Comparison worst;
                        for (int64_t i = 0; i < s.d / 2; ++i)
-                         worst.merge(compare_scalar(fmt::format("ω'[{}]", i), omega(s.base, i, s.d),
-                                                    w[i], impl.bound + slack,
-                                                    ulp_f64(omega(s.base, i, s.d))));
+                         merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
+                                      ulp_f64(omega(s.base, i, s.d)),
+                                      [&] { return fmt::format("ω'[{}]", i); });
                        return Verdict::of(worst);
                      });
                    },
