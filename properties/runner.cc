@@ -194,7 +194,7 @@ std::string below_minimum(const std::vector<ClassShare>& classes, int64_t cases)
   for (const auto& c : classes)
     if (c.share < c.minimum)
       why +=
-          fmt::format("{}input class '{}' reached {:.1f}% of {} cases, below its {:.0f}% minimum",
+          fmt::format("{}input class '{}' reached {:.1f}% of {} cases, below its {:.3g}% minimum",
                       why.empty() ? "" : "; ", c.tag, 100 * c.share, cases, 100 * c.minimum);
   return why;
 }
@@ -212,7 +212,7 @@ std::string describe_classes(const std::vector<ClassShare>& classes) {
   std::string s;
   for (const auto& c : classes) {
     s += fmt::format("{}{} {:.0f}%", s.empty() ? "" : ", ", c.tag, 100 * c.share);
-    if (c.minimum > 0) s += fmt::format(" (≥ {:.0f}%)", 100 * c.minimum);
+    if (c.minimum > 0) s += fmt::format(" (≥ {:.3g}%)", 100 * c.minimum);
   }
   return s;
 }

@@ -352,8 +352,9 @@ void rope_with(RopeBug bug, const RopeCall& call) {
     if (bug == RopeBug::off_by_one) ++p;
     for (int64_t i = 0; i < half; ++i) {
       if (call.cached()) {
+        // Clamped to the last row: the bug is the off-by-one, not a read past the cache.
         const int64_t row =
-            bug == RopeBug::cache_row_off_by_one ? std::min(p + 1, call.cos->shape[0] - 1) : p;
+            std::min(bug == RopeBug::cache_row_off_by_one ? p + 1 : p, call.cos->shape[0] - 1);
         cos[i] = load(*call.cos, call.cos->offset(row, i));
         sin[i] = sign * load(*call.sin, call.sin->offset(row, i));
       } else {
