@@ -8,7 +8,7 @@ PACKAGES := cmake ninja-build g++ pkg-config python3 \
   librapidcheck-dev libgtest-dev libbenchmark-dev libeigen3-dev libhwy-dev \
   libcli11-dev libfmt-dev libdlpack-dev clang-14 libclang-rt-14-dev
 
-.PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz format clean
+.PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz bench format clean
 
 all: release
 
@@ -44,6 +44,15 @@ test-asan: asan
 	ctest --preset asan -j $(JOBS) -L unit
 
 test: test-release test-asan
+
+# Every benchmark, then the markdown table (README's Benchmarks section). Narrow it with e.g.
+# BENCH_FLAGS=--benchmark_filter=rope/.
+BENCH_FLAGS ?=
+bench: release
+	./build/release/bench/posenc_bench --benchmark_min_time=0.1 $(BENCH_FLAGS) \
+	  --benchmark_out=build/bench.json --benchmark_out_format=json
+	python3 bench/report.py build/bench.json > build/bench.md
+	@echo "wrote build/bench.json and build/bench.md"
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format-14 -i

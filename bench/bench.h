@@ -1,0 +1,230 @@
+// The benchmark harness shared by every bench/<family>_bench.cc: pre-touched buffers, a small
+// thread team, the memory-bandwidth roof, and register_case(), which runs every registered
+// implementation of a family on one case. No file here names a kernel: implementations come from
+// the registry, so a new registry entry is benchmarked with no change in bench/.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "posenc/registry.h"
+
+namespace posenc::bench {
+
+// True under --posenc_smoke: tiny shapes and short roof measurements, so CI runs every benchmark
+// once in seconds.
+bool smoke();
+
+// The thread counts every case runs at.
+inline constexpr int kThreadCounts[] = {1, 2};
+
+// Memory for one case. Every buffer is its own 2 MiB-aligned mapping advised for huge pages. With
+// `touch`, every byte is written before any kernel sees it: a first-touch page fault costs ~12 µs
+// per 4 KiB on these VMs and must stay out of the timed loop. Without `touch` (planning which
+// implementations support a case) the mappings only reserve address space.
+class Buffers {
+ public:
+  explicit Buffers(bool touch) : touch_(touch) {}
+  bool touching() const { return touch_; }
+  ~Buffers();
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+
+  // Row-major f32 with values in [-1, 1) from a fixed pattern.
+  Tensor f32(std::initializer_list<int64_t> shape);
+  // Row-major f32, zero-filled: outputs.
+  Tensor zeros(std::initializer_list<int64_t> shape);
+  // f64 outputs, zero-filled.
+  Tensor zeros_f64(std::initializer_list<int64_t> shape);
+  // i64 positions first + (t % period) for t < n.
+  Tensor positions(int64_t n, int64_t first = 0, int64_t period = INT64_MAX);
+  // Raw f32 storage for baselines that are not posenc calls (the roof, the GEMM).
+  float* floats(int64_t n);
+
+ private:
+  void* map(size_t bytes);
+  bool touch_;
+  std::vector<std::pair<void*, size_t>> mappings_;
+};
+
+// Runs f(part, parts) on `parts` threads: the caller plus parts − 1 pre-started workers, which spin
+// briefly between jobs so back-to-back passes do not pay a wake-up each.
+void run_parallel(int parts, const std::function<void(int part, int parts)>& f);
+// [begin, end) of part `part` of n elements split in `parts`, cut on 64-byte boundaries.
+std::pair<int64_t, int64_t> split(int64_t n, int part, int parts);
+
+// STREAM-like bandwidth of this machine over `bytes` moved (read + written), at `threads`:
+// scale a[i] = s·a[i] in place, f32, over bytes/8 elements. Measured once per (bytes, threads) per
+// run and cached; kernels report roof_pct against it.
+double scale_roof(double bytes, int threads);
+// The same for copy, b[i] = a[i], over two arrays of bytes/8 elements each.
+double copy_roof(double bytes, int threads);
+// The roof/scale and roof/copy rows, at a few sizes from L1 to DRAM.
+void register_roof_rows();
+
+// Work per second of `pass`: after one untimed warm-up pass, the best of five batches that each
+// repeat it for at least min_seconds / 5.
+double measure_rate(const std::function<void()>& pass, double work, double min_seconds);
+// The time measure_rate spends per measurement: short under --posenc_smoke.
+double baseline_seconds();
+
+// The LLM shapes of the per-token families: tokens 1 (one decode step), 128, 4096 and 32768
+// (prefills) × (8 heads of 64, 32 heads of 128): the small and the large end of head counts and
+// widths; the two mixed pairs move the same bytes as these and would double the run. Tiny under
+// --posenc_smoke.
+struct TokenShape {
+  int64_t tokens, heads, head_dim;
+};
+std::vector<TokenShape> token_shapes();
+// Where a run of `tokens` starts: a lone decode token sits at position 4095, a prefill at 0.
+inline int64_t first_position(int64_t tokens) { return tokens == 1 ? 4095 : 0; }
+
+// The bias families' shapes, [heads, tq, tk]: one decode query against 32768 keys, a 128-query
+// chunk against 4096 keys, a 2048-token prefill; 8 and 64 heads. Queries are the last tq tokens.
+struct BiasShape {
+  int64_t tq, tk, heads;
+  std::string label() const;
+};
+std::vector<BiasShape> bias_shapes();
+
+// The rope scalings of well-known models, named, for rotary_dim (all seven kinds).
+std::vector<std::pair<std::string, RopeScaling>> rope_scalings(int64_t rotary_dim);
+
+// The fp64 reference is slow, so it runs only cases that move at most this much (a ~1 s call).
+inline constexpr double kReferenceMaxBytes = 64.0 * (1 << 20);
+
+// One problem of a family: its shape and how to build its buffers.
+template <class Call>
+struct Case {
+  std::string label;  // "t=4096,h=32,d=128,cached": no '/', which separates a row's name parts
+  double bytes = 0;   // read + written by one call, from the shapes
+  double flops = 0;   // attention: floating-point operations of one call; 0 elsewhere
+  // Whether the fp64 reference runs this case. It is slow, so only the smaller cases.
+  bool reference = false;
+  // The call over buffers from `buffers`; the runner sets `threads`.
+  std::function<Call(Buffers&)> build;
+  // Attention: FLOP/s of the baseline library on this shape at `threads`, or null.
+  std::function<double(int threads)> baseline_flops;
+};
+
+// The time budget: an implementation whose time per call on a case, predicted from the last case
+// it ran at the same thread count, exceeds POSENC_BENCH_BUDGET seconds (default 30) is skipped
+// with the reason, so a slow SIMD fallback cannot stretch `make bench` by hours. Cases run in
+// ascending size within a family.
+double budget_seconds();  // throws posenc::Error on a malformed POSENC_BENCH_BUDGET
+std::optional<std::string> over_budget(const std::string& impl, int threads, const void* case_key,
+                                       double work);
+void record_speed(const std::string& impl, int threads, const void* case_key, double work,
+                  double seconds_per_call);
+
+// A benchmark that could not run its call (it threw): posenc_bench then exits with status 1.
+void note_failure();
+bool any_failure();
+
+// The buffers of the most recent case stay alive across the repeated calls Google Benchmark makes
+// and across implementations, which run one after another on the same case.
+class CaseSlot {
+ public:
+  template <class Call>
+  const Call& get(const Case<Call>& c) {
+    if (key_ != &c) {
+      call_.reset();
+      buffers_.reset();  // free the previous case before allocating this one
+      buffers_ = std::make_unique<Buffers>(true);
+      call_ = std::make_shared<Call>(c.build(*buffers_));
+      key_ = &c;
+    }
+    return *std::static_pointer_cast<Call>(call_);
+  }
+
+ private:
+  const void* key_ = nullptr;
+  std::unique_ptr<Buffers> buffers_;
+  std::shared_ptr<void> call_;
+};
+CaseSlot& case_slot();
+
+// The body of one benchmark row: implementation `index` of Call's registry table on case `c` at
+// `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads),
+// roof_GBps and copy_GBps (the two roofs); with flops, flops_per_second; with a baseline, gemm_pct
+// and gemm_GFLOPs.
+template <class Call>
+void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int threads) {
+  const Impl<Call>& impl = implementations<Call>()[index];
+  auto skip = [&](const std::string& why) { state.SkipWithError(why.c_str()); };
+  if (std::string why = impl.unavailable_reason(); !why.empty()) return skip("unavailable: " + why);
+  const double work = c.flops > 0 ? c.flops : c.bytes;
+  if (auto why = over_budget(impl.name, threads, &c, work)) return skip(*why);
+
+  if (&impl == &reference_impl<Call>()) state.SetLabel("reference");  // for report.py
+  Call call = case_slot().get(c);
+  call.threads = threads;
+  const double roof = scale_roof(c.bytes, threads), copy = copy_roof(c.bytes, threads);
+  const double baseline = c.baseline_flops ? c.baseline_flops(threads) : 0;
+  try {
+    impl.run(call);  // warm-up; a rejected call surfaces here, outside the timed loop
+  } catch (const std::exception& e) {
+    note_failure();
+    return skip(std::string("threw: ") + e.what());
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) impl.run(call);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  record_speed(impl.name, threads, &c, work,
+               elapsed.count() / static_cast<double>(state.iterations()));
+
+  using benchmark::Counter;
+  state.SetBytesProcessed(static_cast<int64_t>(c.bytes * static_cast<double>(state.iterations())));
+  state.counters["roof_pct"] = Counter(100 * c.bytes / roof, Counter::kIsIterationInvariantRate);
+  state.counters["roof_GBps"] = roof / 1e9;
+  state.counters["copy_GBps"] = copy / 1e9;
+  if (c.flops > 0) {
+    state.counters["flops_per_second"] = Counter(c.flops, Counter::kIsIterationInvariantRate);
+  }
+  if (baseline > 0) {
+    state.counters["gemm_pct"] =
+        Counter(100 * c.flops / baseline, Counter::kIsIterationInvariantRate);
+    state.counters["gemm_GFLOPs"] = baseline / 1e9;
+  }
+}
+
+// Registers one row per (threads, supporting implementation) of case `c`, named
+// "<impl name>/<label>/threads:<n>". The reference runs only cases marked `reference`, and an
+// implementation that ignores `threads` runs only at 1 thread.
+template <class Call>
+void register_case(Case<Call> c) {
+  auto shared = std::make_shared<const Case<Call>>(std::move(c));
+  Buffers plan(false);
+  const Call probe = shared->build(plan);
+  const auto& table = implementations<Call>();
+  for (int threads : kThreadCounts) {
+    for (size_t i = 0; i < table.size(); ++i) {
+      const Impl<Call>& impl = table[i];
+      if (!supports(impl, probe)) continue;
+      if (&impl == &reference_impl<Call>() && !shared->reference) continue;
+      if (!impl.threaded && threads != 1) continue;
+      const std::string name =
+          impl.name + "/" + shared->label + "/threads:" + std::to_string(threads);
+      benchmark::RegisterBenchmark(name.c_str(), [shared, i, threads](benchmark::State& state) {
+        run_case(state, *shared, i, threads);
+      })->UseRealTime();
+    }
+  }
+}
+
+// Each bench/<family>_bench.cc adds the function that registers its cases; main runs them in
+// Family order once the command line is parsed.
+bool add_family(Family family, void (*register_family)());
+void register_families();
+
+}  // namespace posenc::bench

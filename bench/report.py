@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Turns posenc_bench's Google Benchmark JSON into markdown.
+
+usage: report.py build/bench.json > build/bench.md
+
+The roof table; issue 8's targets, each met or missed by how much; then one table per family, one
+row per shape x threads x implementation: time per call, GB/s (bytes read + written), % of the
+scale roof at the same bytes and threads, both roofs there, speedup over the fp64 reference (which
+runs only the smaller cases, at 1 thread) and, at 2 threads, over the same implementation at 1.
+Attention adds GFLOP/s and % of Eigen's GEMM on the same products.
+"""
+
+import json
+import sys
+from collections import OrderedDict
+
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+NOISE = 0.05  # run-to-run noise of one row: a 2-thread row slower by less is not counted slower
+
+
+def fmt_time(s):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def fmt(value, digits=3):
+    return "—" if value is None else f"{value:.{digits}g}"
+
+
+def chosen_runs(benchmarks):
+    """One result per benchmark: the median under --benchmark_repetitions, else the single run."""
+    chosen = OrderedDict()
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        if b["run_name"] not in chosen or b.get("run_type") == "aggregate":
+            chosen[b["run_name"]] = b
+    return chosen.values()
+
+
+class Row:
+    """One benchmark: 'rope/hwy:AVX2/t=1,h=8,d=64,angles/threads:2/real_time'."""
+
+    def __init__(self, b):
+        parts = [p for p in b["run_name"].split("/") if p != "real_time"]
+        self.family, self.impl, self.shape = parts[0], parts[1], parts[2]
+        self.threads = int(parts[3].split(":")[1])
+        self.reference = b.get("label") == "reference"
+        self.kernel = b.get("label") not in ("reference", "baseline")
+        self.error = b.get("error_message") if b.get("error_occurred") else None
+        self.seconds = b["real_time"] * UNITS[b["time_unit"]]
+        self.b = b
+
+    def get(self, counter, scale=1.0):
+        value = self.b.get(counter)
+        return None if value is None or self.error else value / scale
+
+
+def roof_table(rows):
+    sizes = OrderedDict()
+    for r in rows:
+        sizes.setdefault((r.shape.split("=")[1], r.threads), {})[r.impl] = r.get(
+            "bytes_per_second", 1e9)
+    out = ["| bytes moved | threads | scale GB/s | copy GB/s |", "|---|---|---|---|"]
+    for (size, threads), kinds in sizes.items():
+        out.append(f"| {size} | {threads} | {fmt(kinds.get('scale'))} | {fmt(kinds.get('copy'))} |")
+    return out
+
+
+def family_table(family, rows):
+    attention = family == "attention"
+    reference = {r.shape: r.seconds for r in rows if r.reference and not r.error}
+    one_thread = {(r.impl, r.shape): r.seconds for r in rows if r.threads == 1 and not r.error}
+    head = ("| shape | threads | implementation | time | GB/s | % roof | roof GB/s scale / copy "
+            "| × reference | × 1 thread |")
+    if attention:
+        head += " GFLOP/s | % Eigen GEMM |"
+    out = [head, "|---" * (head.count("|") - 1) + "|"]
+    for r in rows:
+        cells = [r.shape, str(r.threads), r.impl]
+        if r.error:
+            cells += [r.error] + [""] * (head.count("|") - 5)
+        else:
+            ref, single = reference.get(r.shape), one_thread.get((r.impl, r.shape))
+            cells += [
+                fmt_time(r.seconds),
+                fmt(r.get("bytes_per_second", 1e9)),
+                fmt(r.get("roof_pct")),
+                f"{fmt(r.get('roof_GBps'))} / {fmt(r.get('copy_GBps'))}"
+                if r.get("roof_GBps") else "—",
+                fmt(ref / r.seconds if ref else None),
+                fmt(single / r.seconds if single and r.threads > 1 else None),
+            ]
+            if attention:
+                cells += [fmt(r.get("flops_per_second", 1e9)), fmt(r.get("gemm_pct"))]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def best(rows, counter):
+    """The kernel row (neither the reference nor a baseline) with the highest `counter`, or None."""
+    kernels = [r for r in rows if r.kernel and not r.error and r.get(counter) is not None]
+    return max(kernels, key=lambda r: r.get(counter), default=None)
+
+
+def targets(families):
+    """Issue 8's targets over the best kernel of each family (the reference is not a kernel)."""
+    out = ["| target | case | threads | best kernel | measured | goal | verdict |",
+           "|---|---|---|---|---|---|---|"]
+
+    def verdict(value, goal):
+        if value is None:
+            return "waits on an optimized kernel"
+        return "met" if value >= goal else f"missed by {goal - value:.3g} points"
+
+    def add(name, family, shape, counter, goal):
+        rows = [r for r in families.get(family, []) if r.shape == shape]
+        for threads in (1, 2):
+            pick = best([r for r in rows if r.threads == threads], counter)
+            value = pick.get(counter) if pick else None
+            out.append(f"| {name} | {shape} | {threads} | {pick.impl if pick else '—'} "
+                       f"| {fmt(value) + '%' if value else '—'} | ≥ {goal}% "
+                       f"| {verdict(value, goal)} |")
+
+    for variant in ("angles", "cached"):
+        add("rope in place, % of scale roof", "rope", f"t=32768,h=32,d=128,{variant}",
+            "roof_pct", 90)
+    for mode in ("table", "add"):
+        add("sinusoidal, % of scale roof", "sinusoidal", f"t=32768,width=4096,{mode}",
+            "roof_pct", 80)
+    for mask in ("symmetric", "causal"):
+        add("alibi, % of scale roof", "alibi", f"tq=2048,tk=2048,h=64,{mask}", "roof_pct", 80)
+    for direction in ("bidirectional", "causal"):
+        add("t5, % of scale roof", "t5", f"tq=2048,tk=2048,h=64,{direction}", "roof_pct", 80)
+    add("attention, % of Eigen GEMM", "attention", "t=4096,h=8,d=128", "gemm_pct", 50)
+
+    slower, pairs = [], 0
+    for family, rows in families.items():
+        one = {(r.impl, r.shape): r.seconds for r in rows
+               if r.threads == 1 and not r.error and r.kernel}
+        for r in rows:
+            if r.threads == 2 and not r.error and (r.impl, r.shape) in one:
+                pairs += 1
+                if r.seconds > one[(r.impl, r.shape)] * (1 + NOISE):
+                    slower.append(f"{family}/{r.impl} {r.shape} "
+                                  f"(×{one[(r.impl, r.shape)] / r.seconds:.2f})")
+    if pairs == 0:
+        result = "waits on an optimized kernel"
+    elif not slower:
+        result = "met"
+    else:
+        result = "missed: " + "; ".join(slower[:8]) + (" …" if len(slower) > 8 else "")
+    out.append(f"| 2 threads never slower than 1 (by > {NOISE:.0%}) | every kernel and case | 2 | — "
+               f"| {len(slower)} of {pairs} slower | 0 | {result} |")
+    return out
+
+
+def main(path):
+    with open(path) as f:
+        data = json.load(f)
+    ctx = data["context"]
+    caches = {c["level"]: c["size"] for c in ctx.get("caches", []) if c["type"] != "Instruction"}
+    lines = [
+        f"CPU: {ctx.get('cpu', '?')}, {ctx['num_cpus']} cores"
+        + "".join(f", L{level} {size >> 10} KiB" for level, size in sorted(caches.items())),
+        f"Run {ctx['date']}, load average {', '.join(f'{x:.2f}' for x in ctx['load_avg'])}"
+        + (" (smoke mode: tiny shapes)" if ctx.get("posenc_smoke") == "true" else ""),
+        "",
+    ]
+    roof, families = [], OrderedDict()
+    for b in chosen_runs(data["benchmarks"]):
+        r = Row(b)
+        if r.family == "roof":
+            roof.append(r)
+        else:
+            families.setdefault(r.family, []).append(r)
+    if roof:
+        lines += ["#### Roof", ""] + roof_table(roof) + [""]
+    lines += ["#### Targets (issue 8)", ""] + targets(families) + [""]
+    lines += [
+        "Per family: time per call; GB/s of the bytes the call must read and write; % of the "
+        "scale roof at the same bytes and threads (both roofs shown); speedup over the fp64 "
+        "reference, which runs only the smaller cases (≤ 64 MiB moved; attention t=512,h=8,d=64) "
+        "and only at 1 thread; speedup of 2 threads over 1.",
+        "",
+    ]
+    for family, rows in families.items():
+        lines += [f"<details><summary><b>{family}</b> ({len(rows)} rows)</summary>", ""]
+        lines += family_table(family, rows) + ["", "</details>", ""]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])

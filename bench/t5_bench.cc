@@ -1,0 +1,39 @@
+// t5: the relative-position bias [heads, tq, tk] looked up from a [32 buckets, heads] table
+// (max_distance 128), bidirectional (encoder) and causal (decoder), for 8 and 64 heads, f32.
+#include "bench/bench.h"
+
+namespace posenc::bench {
+namespace {
+
+constexpr int64_t kBuckets = 32;
+
+Case<T5Call> t5_case(const BiasShape& s, bool bidirectional) {
+  const double bytes = 4.0 * static_cast<double>(s.heads * s.tq * s.tk + kBuckets * s.heads) +
+                       8.0 * static_cast<double>(s.tq + s.tk);  // bias, table; positions
+  return {
+      .label = s.label() + (bidirectional ? ",bidirectional" : ",causal"),
+      .bytes = bytes,
+      .reference = bytes <= kReferenceMaxBytes,
+      .build =
+          [=](Buffers& b) {
+            T5Call call;
+            call.bidirectional = bidirectional;
+            call.n_buckets = kBuckets;
+            call.q_positions = b.positions(s.tq, s.tk - s.tq);
+            call.k_positions = b.positions(s.tk);
+            call.table = b.f32({kBuckets, s.heads});
+            call.bias = b.zeros({s.heads, s.tq, s.tk});
+            return call;
+          },
+  };
+}
+
+void register_t5() {
+  for (const BiasShape& s : bias_shapes())
+    for (bool bidirectional : {true, false}) register_case(t5_case(s, bidirectional));
+}
+
+const bool registered = add_family(Family::t5, register_t5);
+
+}  // namespace
+}  // namespace posenc::bench
