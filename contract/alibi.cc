@@ -7,8 +7,9 @@
 namespace posenc {
 
 void AlibiCall::validate() const {
-  require(n_heads >= 1, "n_heads", n_heads, "must be >= 1");
-  require(std::isfinite(max_bias) && max_bias > 0, "max_bias", max_bias, "must be finite and > 0");
+  POSENC_REQUIRE(n_heads >= 1, "n_heads", n_heads, "must be >= 1");
+  POSENC_REQUIRE(std::isfinite(max_bias) && max_bias > 0, "max_bias", max_bias,
+                 "must be finite and > 0");
   check_view(q_positions, "q_positions", 1, {DType::i64, DType::i32});
   check_view(k_positions, "k_positions", 1, {DType::i64, DType::i32});
   check_view(bias, "bias", 3, {DType::f32});

@@ -13,24 +13,24 @@ void AttentionCall::validate() const {
   check_view(out, "out", 3, {DType::f32});
   const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
   const int64_t tk = k.shape[0], hkv = k.shape[1], dv = v.shape[2];
-  require(hq >= 1, "q.shape[1]", hq, "query heads must be >= 1");
-  require(d >= 1, "q.shape[2]", d, "head dim must be >= 1");
-  require(hkv >= 1, "k.shape[1]", hkv, "kv heads must be >= 1");
-  require(hq % hkv == 0, "q.shape[1]", hq,
-          "must be a multiple of k.shape[1] = " + std::to_string(hkv));
+  POSENC_REQUIRE(hq >= 1, "q.shape[1]", hq, "query heads must be >= 1");
+  POSENC_REQUIRE(d >= 1, "q.shape[2]", d, "head dim must be >= 1");
+  POSENC_REQUIRE(hkv >= 1, "k.shape[1]", hkv, "kv heads must be >= 1");
+  POSENC_REQUIRE(hq % hkv == 0, "q.shape[1]", hq,
+                 "must be a multiple of k.shape[1] = " + std::to_string(hkv));
   check_dim(k, "k", 2, d);
   check_dim(v, "v", 0, tk);
   check_dim(v, "v", 1, hkv);
-  require(dv >= 1, "v.shape[2]", dv, "value dim must be >= 1");
+  POSENC_REQUIRE(dv >= 1, "v.shape[2]", dv, "value dim must be >= 1");
   check_dim(out, "out", 0, tq);
   check_dim(out, "out", 1, hq);
   check_dim(out, "out", 2, dv);
-  require(std::isnan(scale) || std::isfinite(scale), "scale", scale,
-          "must be finite (NaN: 1/sqrt(d))");
-  require(mask == Mask::none || mask == Mask::causal, "mask", static_cast<int>(mask),
-          "must be none or causal");
-  require(q_positions.has_value() == k_positions.has_value(), "q_positions",
-          q_positions ? "given" : "absent", "q_positions and k_positions come together");
+  POSENC_REQUIRE(std::isnan(scale) || std::isfinite(scale), "scale", scale,
+                 "must be finite (NaN: 1/sqrt(d))");
+  POSENC_REQUIRE(mask == Mask::none || mask == Mask::causal, "mask", static_cast<int>(mask),
+                 "must be none or causal");
+  POSENC_REQUIRE(q_positions.has_value() == k_positions.has_value(), "q_positions",
+                 q_positions ? "given" : "absent", "q_positions and k_positions come together");
   if (q_positions) {
     check_view(*q_positions, "q_positions", 1, {DType::i64, DType::i32});
     check_view(*k_positions, "k_positions", 1, {DType::i64, DType::i32});

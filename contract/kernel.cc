@@ -43,16 +43,16 @@ uint64_t view_variants(std::initializer_list<const Tensor*> views) {
 }
 
 int resolve_threads(int requested) {
-  require(requested >= 0, "threads", requested, "must be >= 0 (0 picks the default)");
+  POSENC_REQUIRE(requested >= 0, "threads", requested, "must be >= 0 (0 picks the default)");
   if (requested > 0) return requested;
   if (const char* env = std::getenv("POSENC_NUM_THREADS"); env && *env) {
     char* end = nullptr;
     long n = std::strtol(env, &end, 10);
-    require(*end == '\0' && n > 0 && n <= 1024, "POSENC_NUM_THREADS", env,
-            "must be an integer in [1, 1024]");
+    POSENC_REQUIRE(*end == '\0' && n > 0 && n <= 1024, "POSENC_NUM_THREADS", env,
+                   "must be an integer in [1, 1024]");
     return static_cast<int>(n);
   }
-  unsigned hw = std::thread::hardware_concurrency();
+  static const unsigned hw = std::thread::hardware_concurrency();  // a syscall: ask once
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 

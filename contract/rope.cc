@@ -1,8 +1,9 @@
 #include "posenc/rope.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <utility>
-#include <vector>
 
 #include "posenc/error.h"
 
@@ -17,28 +18,28 @@ void RopeCall::validate() const {
   check_view(q_out, "q_out", 3, {DType::f32});
   check_view(positions, "positions", 1, {DType::i64, DType::i32});
   const int64_t tokens = q.shape[0], head_dim = q.shape[2];
-  require(q.shape[1] >= 1, "q.shape[1]", q.shape[1], "heads must be >= 1");
-  require(head_dim >= 2, "q.shape[2]", head_dim, "head_dim must be >= 2");
-  require(rotary_dim >= 2 && rotary_dim % 2 == 0, "rotary_dim", rotary_dim,
-          "must be even and >= 2");
-  require(rotary_dim <= head_dim, "rotary_dim", rotary_dim,
-          "must be <= head_dim = " + std::to_string(head_dim));
-  require(layout == RopeLayout::half_split || layout == RopeLayout::interleaved, "layout",
-          static_cast<int>(layout), "must be half_split or interleaved");
+  POSENC_REQUIRE(q.shape[1] >= 1, "q.shape[1]", q.shape[1], "heads must be >= 1");
+  POSENC_REQUIRE(head_dim >= 2, "q.shape[2]", head_dim, "head_dim must be >= 2");
+  POSENC_REQUIRE(rotary_dim >= 2 && rotary_dim % 2 == 0, "rotary_dim", rotary_dim,
+                 "must be even and >= 2");
+  POSENC_REQUIRE(rotary_dim <= head_dim, "rotary_dim", rotary_dim,
+                 "must be <= head_dim = " + std::to_string(head_dim));
+  POSENC_REQUIRE(layout == RopeLayout::half_split || layout == RopeLayout::interleaved, "layout",
+                 static_cast<int>(layout), "must be half_split or interleaved");
   for (int d = 0; d < 3; ++d) check_dim(q_out, "q_out", d, q.shape[d]);
   check_dim(positions, "positions", 0, tokens);
-  require(k.has_value() == k_out.has_value(), "k_out", k_out ? "given" : "absent",
-          "k and k_out come together");
+  POSENC_REQUIRE(k.has_value() == k_out.has_value(), "k_out", k_out ? "given" : "absent",
+                 "k and k_out come together");
   if (k) {
     check_view(*k, "k", 3, {DType::f32});
     check_view(*k_out, "k_out", 3, {DType::f32});
     check_dim(*k, "k", 0, tokens);
-    require(k->shape[1] >= 1, "k.shape[1]", k->shape[1], "heads must be >= 1");
+    POSENC_REQUIRE(k->shape[1] >= 1, "k.shape[1]", k->shape[1], "heads must be >= 1");
     check_dim(*k, "k", 2, head_dim);
     for (int d = 0; d < 3; ++d) check_dim(*k_out, "k_out", d, k->shape[d]);
   }
-  require(cos.has_value() == sin.has_value(), "sin", sin ? "given" : "absent",
-          "cos and sin come together");
+  POSENC_REQUIRE(cos.has_value() == sin.has_value(), "sin", sin ? "given" : "absent",
+                 "cos and sin come together");
   if (cos) {
     check_view(*cos, "cos", 2, {DType::f32});
     check_view(*sin, "sin", 2, {DType::f32});
@@ -52,10 +53,15 @@ void RopeCall::validate() const {
     check_positions(positions, "positions", 0, kMaxPosition);
   }
   check_no_self_overlap(q_out, "q_out");
-  std::vector<std::pair<const Tensor*, const char*>> inputs = {{&q, "q"},
-                                                               {&positions, "positions"}};
-  if (k) inputs.push_back({&*k, "k"});
-  if (cos) inputs.insert(inputs.end(), {{&*cos, "cos"}, {&*sin, "sin"}});
+  std::array<std::pair<const Tensor*, const char*>, 5> input_list = {
+      {{&q, "q"}, {&positions, "positions"}}};
+  size_t count = 2;
+  if (k) input_list[count++] = {&*k, "k"};
+  if (cos) {
+    input_list[count++] = {&*cos, "cos"};
+    input_list[count++] = {&*sin, "sin"};
+  }
+  const std::span inputs(input_list.data(), count);
   for (auto [in, name] : inputs) check_no_overlap(q_out, "q_out", *in, name, in == &q);
   if (k) {
     check_no_self_overlap(*k_out, "k_out");

@@ -12,8 +12,8 @@ void RopeCacheCall::validate() const {
   check_dim(cos, "cos", 1, rotary_dim / 2);
   check_dim(sin, "sin", 0, rows);
   check_dim(sin, "sin", 1, rotary_dim / 2);
-  require(rows - 1 <= kMaxPosition, "cos.shape[0]", rows,
-          "rows must be <= " + std::to_string(kMaxPosition + 1));
+  POSENC_REQUIRE(rows - 1 <= kMaxPosition, "cos.shape[0]", rows,
+                 "rows must be <= " + std::to_string(kMaxPosition + 1));
   check_no_self_overlap(cos, "cos");
   check_no_self_overlap(sin, "sin");
   check_no_overlap(cos, "cos", sin, "sin");

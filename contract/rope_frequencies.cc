@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include "posenc/error.h"
 
@@ -29,25 +31,30 @@ const char* scaling_name(RopeScalingKind kind) {
 
 namespace {
 
-void require_positive(double value, const std::string& name) {
-  require(std::isfinite(value) && value > 0, name, value, "must be finite and > 0");
+void require_positive(double value, std::string_view name) {
+  POSENC_REQUIRE(std::isfinite(value) && value > 0, std::string(name), value,
+                 "must be finite and > 0");
 }
 
-void require_factors(const std::vector<double>& factors, const std::string& name, int64_t half) {
-  require(static_cast<int64_t>(factors.size()) == half, name + ".size", factors.size(),
-          "must be rotary_dim/2 = " + std::to_string(half));
-  for (size_t i = 0; i < factors.size(); ++i)
-    require_positive(factors[i], name + "[" + std::to_string(i) + "]");
+void require_factors(const std::vector<double>& factors, std::string_view name, int64_t half) {
+  POSENC_REQUIRE(static_cast<int64_t>(factors.size()) == half, std::string(name) + ".size",
+                 factors.size(), "must be rotary_dim/2 = " + std::to_string(half));
+  for (size_t i = 0; i < factors.size(); ++i) {
+    POSENC_REQUIRE(std::isfinite(factors[i]) && factors[i] > 0,
+                   std::string(name) + "[" + std::to_string(i) + "]", factors[i],
+                   "must be finite and > 0");
+  }
 }
 
 }  // namespace
 
 void RopeScaling::validate(int64_t rotary_dim, double base) const {
-  require(rotary_dim >= 2 && rotary_dim % 2 == 0, "rotary_dim", rotary_dim,
-          "must be even and >= 2");
+  POSENC_REQUIRE(rotary_dim >= 2 && rotary_dim % 2 == 0, "rotary_dim", rotary_dim,
+                 "must be even and >= 2");
   require_positive(base, "base");
-  require(std::isnan(attention_factor) || (std::isfinite(attention_factor) && attention_factor > 0),
-          "scaling.attention_factor", attention_factor, "must be finite and > 0, or NaN (derived)");
+  POSENC_REQUIRE(
+      std::isnan(attention_factor) || (std::isfinite(attention_factor) && attention_factor > 0),
+      "scaling.attention_factor", attention_factor, "must be finite and > 0, or NaN (derived)");
   switch (kind) {
     case RopeScalingKind::none:
       return;
@@ -56,47 +63,49 @@ void RopeScaling::validate(int64_t rotary_dim, double base) const {
       return;
     case RopeScalingKind::ntk:
       require_positive(alpha, "scaling.alpha");
-      require(rotary_dim > 2, "rotary_dim", rotary_dim, "ntk needs > 2: base scales by d/(d-2)");
+      POSENC_REQUIRE(rotary_dim > 2, "rotary_dim", rotary_dim,
+                     "ntk needs > 2: base scales by d/(d-2)");
       return;
     case RopeScalingKind::dynamic_ntk:
       require_positive(factor, "scaling.factor");
-      require(rotary_dim > 2, "rotary_dim", rotary_dim,
-              "dynamic_ntk needs > 2: base scales by d/(d-2)");
-      require(max_position >= 1, "scaling.max_position", max_position, "must be >= 1");
-      require(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
+      POSENC_REQUIRE(rotary_dim > 2, "rotary_dim", rotary_dim,
+                     "dynamic_ntk needs > 2: base scales by d/(d-2)");
+      POSENC_REQUIRE(max_position >= 1, "scaling.max_position", max_position, "must be >= 1");
+      POSENC_REQUIRE(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
       return;
     case RopeScalingKind::yarn:
       require_positive(factor, "scaling.factor");
-      require(base != 1.0, "base", base, "yarn divides by ln(base)");
-      require(original_max_position >= 1, "scaling.original_max_position", original_max_position,
-              "must be >= 1");
+      POSENC_REQUIRE(base != 1.0, "base", base, "yarn divides by ln(base)");
+      POSENC_REQUIRE(original_max_position >= 1, "scaling.original_max_position",
+                     original_max_position, "must be >= 1");
       require_positive(beta_slow, "scaling.beta_slow");
-      require(std::isfinite(beta_fast) && beta_fast > beta_slow, "scaling.beta_fast", beta_fast,
-              "must be finite and > beta_slow = " + std::to_string(beta_slow));
-      require(std::isfinite(mscale) && mscale >= 0, "scaling.mscale", mscale,
-              "must be finite and >= 0 (0: unset)");
-      require(std::isfinite(mscale_all_dim) && mscale_all_dim >= 0, "scaling.mscale_all_dim",
-              mscale_all_dim, "must be finite and >= 0 (0: unset)");
+      POSENC_REQUIRE(std::isfinite(beta_fast) && beta_fast > beta_slow, "scaling.beta_fast",
+                     beta_fast, "must be finite and > beta_slow = " + std::to_string(beta_slow));
+      POSENC_REQUIRE(std::isfinite(mscale) && mscale >= 0, "scaling.mscale", mscale,
+                     "must be finite and >= 0 (0: unset)");
+      POSENC_REQUIRE(std::isfinite(mscale_all_dim) && mscale_all_dim >= 0, "scaling.mscale_all_dim",
+                     mscale_all_dim, "must be finite and >= 0 (0: unset)");
       return;
     case RopeScalingKind::llama3:
       require_positive(factor, "scaling.factor");
-      require(original_max_position >= 1, "scaling.original_max_position", original_max_position,
-              "must be >= 1");
+      POSENC_REQUIRE(original_max_position >= 1, "scaling.original_max_position",
+                     original_max_position, "must be >= 1");
       require_positive(low_freq_factor, "scaling.low_freq_factor");
-      require(std::isfinite(high_freq_factor) && high_freq_factor > low_freq_factor,
-              "scaling.high_freq_factor", high_freq_factor,
-              "must be finite and > low_freq_factor = " + std::to_string(low_freq_factor));
+      POSENC_REQUIRE(std::isfinite(high_freq_factor) && high_freq_factor > low_freq_factor,
+                     "scaling.high_freq_factor", high_freq_factor,
+                     "must be finite and > low_freq_factor = " + std::to_string(low_freq_factor));
       return;
     case RopeScalingKind::longrope:
       require_positive(factor, "scaling.factor");
-      require(original_max_position >= 2, "scaling.original_max_position", original_max_position,
-              "must be >= 2: the attention factor divides by its log");
-      require(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
+      POSENC_REQUIRE(original_max_position >= 2, "scaling.original_max_position",
+                     original_max_position,
+                     "must be >= 2: the attention factor divides by its log");
+      POSENC_REQUIRE(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
       require_factors(short_factor, "scaling.short_factor", rotary_dim / 2);
       require_factors(long_factor, "scaling.long_factor", rotary_dim / 2);
       return;
   }
-  require(false, "scaling.kind", static_cast<int>(kind), "is not a known scaling");
+  POSENC_REQUIRE(false, "scaling.kind", static_cast<int>(kind), "is not a known scaling");
 }
 
 std::string RopeScaling::describe() const {

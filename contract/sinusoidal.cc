@@ -9,8 +9,8 @@ namespace posenc {
 void SinusoidalCall::validate() const {
   check_view(out, "out", 2, {DType::f32});
   const int64_t tokens = out.shape[0], d = out.shape[1];
-  require(d >= 2 && d % 2 == 0, "out.shape[1]", d, "model dim must be even and >= 2");
-  require(std::isfinite(base) && base > 0, "base", base, "must be finite and > 0");
+  POSENC_REQUIRE(d >= 2 && d % 2 == 0, "out.shape[1]", d, "model dim must be even and >= 2");
+  POSENC_REQUIRE(std::isfinite(base) && base > 0, "base", base, "must be finite and > 0");
   if (x) {
     check_view(*x, "x", 2, {DType::f32});
     check_dim(*x, "x", 0, tokens);
@@ -21,8 +21,8 @@ void SinusoidalCall::validate() const {
     check_dim(*positions, "positions", 0, tokens);
     check_positions(*positions, "positions", 0, kMaxPosition);
   } else {
-    require(tokens - 1 <= kMaxPosition, "out.shape[0]", tokens,
-            "table rows must be <= " + std::to_string(kMaxPosition + 1));
+    POSENC_REQUIRE(tokens - 1 <= kMaxPosition, "out.shape[0]", tokens,
+                   "table rows must be <= " + std::to_string(kMaxPosition + 1));
   }
   check_no_self_overlap(out, "out");
   if (x) check_no_overlap(out, "out", *x, "x", /*allow_identical=*/true);

@@ -1,8 +1,10 @@
 #include "posenc/tensor.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "posenc/error.h"
@@ -28,18 +30,10 @@ const char* dtype_name(DType dtype) {
 }
 
 size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::f64:
-    case DType::i64:
-      return 8;
-    case DType::f32:
-    case DType::i32:
-      return 4;
-    case DType::bf16:
-    case DType::f16:
-      return 2;
-  }
-  return 0;
+  // A table, not a switch: validation asks for every view, and the jump mispredicts.
+  static constexpr size_t kSize[] = {4, 8, 2, 2, 4, 8};  // f32, f64, bf16, f16, i32, i64
+  const auto index = static_cast<size_t>(dtype);
+  return index < std::size(kSize) ? kSize[index] : 0;
 }
 
 bool is_float(DType dtype) { return dtype != DType::i32 && dtype != DType::i64; }
@@ -138,47 +132,67 @@ int64_t span_bytes(const Tensor& t) {
 
 }  // namespace
 
-void check_view(const Tensor& t, const std::string& name, int rank,
+namespace {
+
+// a·b, with checked_mul's error (its argument name built only on overflow).
+inline int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const char* field) {
+  int64_t r;
+  POSENC_REQUIRE(!__builtin_mul_overflow(a, b, &r), std::string(name) + field,
+                 std::to_string(a) + " * " + std::to_string(b), "size overflows int64");
+  return r;
+}
+
+}  // namespace
+
+void check_view(const Tensor& t, std::string_view name, int rank,
                 std::initializer_list<DType> dtypes) {
-  require(t.rank == rank, name + ".rank", t.rank, "must be " + std::to_string(rank));
+  POSENC_REQUIRE(t.rank == rank, std::string(name) + ".rank", t.rank,
+                 "must be " + std::to_string(rank));
   if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
     std::string allowed;
     for (DType d : dtypes) allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(d));
-    throw Error(name + ".dtype", dtype_name(t.dtype), "must be " + allowed);
+    throw Error(std::string(name) + ".dtype", dtype_name(t.dtype), "must be " + allowed);
   }
   int64_t numel = 1, last = 0;
   for (int d = 0; d < rank; ++d) {
-    const std::string dim = "[" + std::to_string(d) + "]";
-    require(t.shape[d] >= 0, name + ".shape" + dim, t.shape[d], "must be >= 0");
-    require(t.strides[d] >= 0, name + ".strides" + dim, t.strides[d], "must be >= 0");
-    numel = checked_mul(numel, t.shape[d], name + ".shape");
+    POSENC_REQUIRE(t.shape[d] >= 0, std::string(name) + ".shape[" + std::to_string(d) + "]",
+                   t.shape[d], "must be >= 0");
+    POSENC_REQUIRE(t.strides[d] >= 0, std::string(name) + ".strides[" + std::to_string(d) + "]",
+                   t.strides[d], "must be >= 0");
+    numel = mul_or_throw(numel, t.shape[d], name, ".shape");
   }
   if (numel == 0) return;
   for (int d = 0; d < rank; ++d) {
-    int64_t step = checked_mul(t.shape[d] - 1, t.strides[d], name + ".strides");
-    require(!__builtin_add_overflow(last, step, &last), name + ".strides", t.strides[d],
-            "extent overflows int64");
+    int64_t step = mul_or_throw(t.shape[d] - 1, t.strides[d], name, ".strides");
+    POSENC_REQUIRE(!__builtin_add_overflow(last, step, &last), std::string(name) + ".strides",
+                   t.strides[d], "extent overflows int64");
   }
-  checked_mul(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), name + ".strides");
-  require(t.data != nullptr, name + ".data", "null", "must point to memory for a non-empty view");
+  mul_or_throw(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), name, ".strides");
+  POSENC_REQUIRE(t.data != nullptr, std::string(name) + ".data", "null",
+                 "must point to memory for a non-empty view");
 }
 
-void check_dim(const Tensor& t, const std::string& name, int dim, int64_t expected) {
-  require(t.shape[dim] == expected, name + ".shape[" + std::to_string(dim) + "]", t.shape[dim],
-          "must be " + std::to_string(expected));
+void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected) {
+  POSENC_REQUIRE(t.shape[dim] == expected,
+                 std::string(name) + ".shape[" + std::to_string(dim) + "]", t.shape[dim],
+                 "must be " + std::to_string(expected));
 }
 
-void check_no_self_overlap(const Tensor& out, const std::string& name) {
+void check_no_self_overlap(const Tensor& out, std::string_view name) {
   if (out.numel() == 0) return;
-  std::vector<int> dims;
+  std::array<int, kMaxRank> dims;
+  int count = 0;
   for (int d = 0; d < out.rank; ++d)
-    if (out.shape[d] > 1) dims.push_back(d);
-  std::sort(dims.begin(), dims.end(),
-            [&](int a, int b) { return out.strides[a] < out.strides[b]; });
+    if (out.shape[d] > 1) dims[count++] = d;
+  for (int i = 1; i < count; ++i)  // insertion sort by stride (std::sort's order for ≤ 16)
+    for (int j = i; j > 0 && out.strides[dims[j]] < out.strides[dims[j - 1]]; --j)
+      std::swap(dims[j], dims[j - 1]);
   int64_t extent = 1;  // elements spanned by the faster dims
-  for (int d : dims) {
-    require(out.strides[d] >= extent, name + ".strides[" + std::to_string(d) + "]", out.strides[d],
-            "makes two output elements share memory");
+  for (int i = 0; i < count; ++i) {
+    const int d = dims[i];
+    POSENC_REQUIRE(out.strides[d] >= extent,
+                   std::string(name) + ".strides[" + std::to_string(d) + "]", out.strides[d],
+                   "makes two output elements share memory");
     extent = out.strides[d] * (out.shape[d] - 1) + extent;
   }
 }
@@ -218,8 +232,8 @@ Footprint footprint(const Tensor& t) {
 
 }  // namespace
 
-void check_no_overlap(const Tensor& out, const std::string& out_name, const Tensor& in,
-                      const std::string& in_name, bool allow_identical) {
+void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor& in,
+                      std::string_view in_name, bool allow_identical) {
   if (span_bytes(out) == 0 || span_bytes(in) == 0) return;
   if (allow_identical && same_view(out, in)) return;
   const Footprint a = footprint(out), b = footprint(in);
@@ -235,15 +249,17 @@ void check_no_overlap(const Tensor& out, const std::string& out_name, const Tens
     const bool b_after_a = shift >= a.inner_bytes && shift + b.inner_bytes <= row;
     disjoint = b_after_a;
   }
-  require(disjoint, out_name + ".data", std::to_string(a.lo),
-          "overlaps " + in_name + (allow_identical ? " without being the same view" : ""));
+  POSENC_REQUIRE(
+      disjoint, std::string(out_name) + ".data", std::to_string(a.lo),
+      "overlaps " + std::string(in_name) + (allow_identical ? " without being the same view" : ""));
 }
 
-void check_positions(const Tensor& positions, const std::string& name, int64_t lo, int64_t hi) {
+void check_positions(const Tensor& positions, std::string_view name, int64_t lo, int64_t hi) {
   for (int64_t i = 0; i < positions.shape[0]; ++i) {
     int64_t p = load_index(positions, positions.offset(i));
-    require(p >= lo && p <= hi, name + "[" + std::to_string(i) + "]", std::to_string(p),
-            "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    POSENC_REQUIRE(p >= lo && p <= hi, std::string(name) + "[" + std::to_string(i) + "]",
+                   std::to_string(p),
+                   "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
 }
 

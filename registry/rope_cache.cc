@@ -1,4 +1,5 @@
 // Every rope_cache implementation, reference first.
+#include "optimized/optimized.h"
 #include "posenc/registry.h"
 #include "reference/reference.h"
 
@@ -6,12 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<RopeCacheCall>>& implementations<RopeCacheCall>() {
-  static const std::vector<Impl<RopeCacheCall>> table = {
-      {.name = "rope_cache/reference",
-       .variants = kAllVariants,
-       .bound = 0,
-       .run = reference::rope_cache},
-  };
+  static const std::vector<Impl<RopeCacheCall>> table =
+      reference_then<RopeCacheCall>({.name = "rope_cache/reference",
+                                     .variants = kAllVariants,
+                                     .bound = 0,
+                                     .run = reference::rope_cache},
+                                    optimized::rope_cache());
   return table;
 }
 

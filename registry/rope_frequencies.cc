@@ -1,4 +1,5 @@
 // Every rope_frequencies implementation, reference first.
+#include "optimized/optimized.h"
 #include "posenc/registry.h"
 #include "reference/reference.h"
 
@@ -6,12 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<RopeFrequenciesCall>>& implementations<RopeFrequenciesCall>() {
-  static const std::vector<Impl<RopeFrequenciesCall>> table = {
-      {.name = "rope_frequencies/reference",
-       .variants = kAllVariants,
-       .bound = 0,
-       .run = reference::rope_frequencies},
-  };
+  static const std::vector<Impl<RopeFrequenciesCall>> table =
+      reference_then<RopeFrequenciesCall>({.name = "rope_frequencies/reference",
+                                           .variants = kAllVariants,
+                                           .bound = 0,
+                                           .run = reference::rope_frequencies},
+                                          optimized::rope_frequencies());
   return table;
 }
 

@@ -24,4 +24,14 @@ void require(bool ok, const std::string& argument, double value, const std::stri
 void require(bool ok, const std::string& argument, const std::string& value,
              const std::string& requirement);
 
+// require() that formats its argument, value and requirement only when `ok` is false, and out of
+// line: a kernel's validation then costs comparisons, not string building, on every valid call.
+#define POSENC_REQUIRE(ok, ...)                                                        \
+  do {                                                                                 \
+    if (__builtin_expect(!(ok), 0)) {                                                  \
+      [&]() __attribute__((cold, noinline)) { ::posenc::require(false, __VA_ARGS__); } \
+      ();                                                                              \
+    }                                                                                  \
+  } while (0)
+
 }  // namespace posenc

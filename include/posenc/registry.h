@@ -5,6 +5,7 @@
 
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "posenc/absolute.h"
@@ -39,6 +40,13 @@ template <>
 const std::vector<Impl<AlibiCall>>& implementations<AlibiCall>();
 template <>
 const std::vector<Impl<T5Call>>& implementations<T5Call>();
+
+// A family's table: its reference, then `others` in order.
+template <class Call>
+std::vector<Impl<Call>> reference_then(Impl<Call> reference, std::vector<Impl<Call>> others) {
+  others.insert(others.begin(), std::move(reference));
+  return others;
+}
 
 template <class Call>
 const Impl<Call>& reference_impl() {

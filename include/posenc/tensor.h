@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace posenc {
 
@@ -54,25 +55,26 @@ void store(const Tensor& t, int64_t offset, double value);
 int64_t load_index(const Tensor& t, int64_t offset);
 
 // ---- Validation helpers shared by every family's validate(). All throw posenc::Error. ----
+// Names are views: a valid call builds no string.
 
 // a * b, or Error naming `argument` on int64 overflow.
 int64_t checked_mul(int64_t a, int64_t b, const std::string& argument);
 
 // Checks rank, dtype, non-negative shape and strides, that the extent fits in int64 bytes and that
 // data is non-null when the view is non-empty.
-void check_view(const Tensor& t, const std::string& name, int rank,
+void check_view(const Tensor& t, std::string_view name, int rank,
                 std::initializer_list<DType> dtypes);
 // Checks t.shape[dim] == expected.
-void check_dim(const Tensor& t, const std::string& name, int dim, int64_t expected);
+void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected);
 // An output must not have two indices that share an element (stride 0, overlapping strides).
-void check_no_self_overlap(const Tensor& out, const std::string& name);
+void check_no_self_overlap(const Tensor& out, std::string_view name);
 // An output must not share memory with an input, unless `allow_identical` and the two views are
 // the same (data, dtype, shape and strides): that is the in-place case.
-void check_no_overlap(const Tensor& out, const std::string& out_name, const Tensor& in,
-                      const std::string& in_name, bool allow_identical = false);
+void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor& in,
+                      std::string_view in_name, bool allow_identical = false);
 bool same_view(const Tensor& a, const Tensor& b);
 // Every index in [lo, hi]; the error names "name[i]" and the value.
-void check_positions(const Tensor& positions, const std::string& name, int64_t lo, int64_t hi);
+void check_positions(const Tensor& positions, std::string_view name, int64_t lo, int64_t hi);
 
 // Positions are token indices: they lie in [0, kMaxPosition]. The fp64 oracles are accurate to a
 // fraction of an f32 ulp up to here (angle error ≈ p·2⁻⁵³).

@@ -1,0 +1,91 @@
+#include "optimized/angles.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace posenc::optimized {
+
+namespace {
+
+Angles split(const Frequencies& f) {
+  Angles a;
+  a.count = static_cast<int64_t>(f.inv_freq.size());
+  const int64_t padded = (a.count + kAnglePad - 1) / kAnglePad * kAnglePad;
+  a.hi.assign(padded, 0.0);
+  a.lo.assign(padded, 0.0);
+  for (int64_t i = 0; i < a.count; ++i) {
+    const double omega = f.inv_freq[i];
+    // Clear the low 26 of the 52 stored mantissa bits: hi keeps 27 significant bits.
+    const double hi =
+        std::bit_cast<double>(std::bit_cast<uint64_t>(omega) & ~((uint64_t{1} << 26) - 1));
+    a.hi[i] = hi;
+    a.lo[i] = omega - hi;  // exact: the cleared bits
+    a.max_omega = std::max(a.max_omega, omega);
+  }
+  a.attention_factor = f.attention_factor;
+  return a;
+}
+
+bool same_bits(double a, double b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same_bits(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+// Every field, compared bit for bit (NaN attention_factor included), so the memo never confuses
+// two parameter sets.
+bool same_scaling(const RopeScaling& a, const RopeScaling& b) {
+  return a.kind == b.kind && same_bits(a.factor, b.factor) && same_bits(a.alpha, b.alpha) &&
+         a.max_position == b.max_position && a.original_max_position == b.original_max_position &&
+         a.seq_len == b.seq_len && same_bits(a.beta_fast, b.beta_fast) &&
+         same_bits(a.beta_slow, b.beta_slow) && same_bits(a.mscale, b.mscale) &&
+         same_bits(a.mscale_all_dim, b.mscale_all_dim) && a.truncate == b.truncate &&
+         same_bits(a.low_freq_factor, b.low_freq_factor) &&
+         same_bits(a.high_freq_factor, b.high_freq_factor) &&
+         same_bits(a.short_factor, b.short_factor) && same_bits(a.long_factor, b.long_factor) &&
+         same_bits(a.attention_factor, b.attention_factor);
+}
+
+struct Memo {
+  bool valid = false;
+  int64_t rotary_dim = 0;
+  double base = 0;
+  RopeScaling scaling;
+  Angles angles;
+};
+
+}  // namespace
+
+const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling) {
+  thread_local Memo memo;
+  if (!memo.valid || memo.rotary_dim != rotary_dim || !same_bits(memo.base, base) ||
+      !same_scaling(memo.scaling, scaling)) {
+    memo.valid = false;  // stays invalid if computing throws
+    memo.angles = split(compute_frequencies(rotary_dim, base, scaling));
+    memo.rotary_dim = rotary_dim;
+    memo.base = base;
+    memo.scaling = scaling;
+    memo.valid = true;
+  }
+  return memo.angles;
+}
+
+const Angles& sinusoidal_angles(int64_t d, double base) {
+  return rope_angles(d, base, RopeScaling{});
+}
+
+void sincos_libm(double hi, double lo, double& sin, double& cos) {
+  // sin(hi + lo) = sin hi · cos lo + cos hi · sin lo; |lo| ≤ 2⁻²⁶·|hi| is tiny next to a turn.
+  const double sh = std::sin(hi), ch = std::cos(hi), sl = std::sin(lo), cl = std::cos(lo);
+  sin = sh * cl + ch * sl;
+  cos = ch * cl - sh * sl;
+}
+
+}  // namespace posenc::optimized

@@ -1,0 +1,53 @@
+// Frequencies and exact angles, shared by sinusoidal, rope_cache and rope (target-independent).
+//
+// fp32 angles p·ω drift by about p·2⁻²⁴ rad. Here each ω is split as hi + lo, hi holding its top
+// 27 significant bits and lo the rest (≤ 26 bits), so for an integer position 0 ≤ p ≤ 2²⁴
+// (25 bits) both p·hi and p·lo are exact doubles and θ = p·ω = p·hi + p·lo holds exactly. The
+// per-target SinCos (math-inl.h) reduces θ modulo π in double from that pair.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "posenc/rope_frequencies.h"
+
+namespace posenc::optimized {
+
+// The vector sin/cos is accurate for 0 ≤ θ ≤ kMaxVectorAngle (k = round(θ/π) < 2²⁵, so k·π₁ is
+// exact); larger angles (ω > 8 at p = 2²⁴, only for unusual bases or scalings) use libm.
+inline constexpr double kMaxVectorAngle = 134217728.0;  // 2^27
+// Frequency arrays are zero-padded to a multiple of this (≥ twice the widest double vector), so
+// kernels load whole vectors; padded lanes hold θ = 0.
+inline constexpr int64_t kAnglePad = 16;
+
+struct Angles {
+  int64_t count = 0;           // frequencies
+  std::vector<double> hi, lo;  // ω = hi + lo, padded with zeros to a multiple of kAnglePad
+  double max_omega = 0;
+  double attention_factor = 1;
+
+  int64_t padded() const { return static_cast<int64_t>(hi.size()); }
+  // Whether every angle p·ω of position p is in the vector sin/cos range.
+  bool vector_range(int64_t position) const {
+    return static_cast<double>(position) * max_omega <= kMaxVectorAngle;
+  }
+};
+
+// ω_i and the attention factor for a rope scaling, from the formulas in rope_frequencies.h.
+struct Frequencies {
+  std::vector<double> inv_freq;
+  double attention_factor = 1;
+};
+Frequencies compute_frequencies(int64_t rotary_dim, double base, const RopeScaling& scaling);
+
+// The split angles of the rope frequencies, and of the sinusoidal ones (ω_i = base^(−2i/d), the
+// unscaled rope frequencies). Memoized: each thread keeps its last request, so a kernel called
+// again with the same parameters skips the pow calls. The reference stays valid until this thread
+// asks again.
+const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling);
+const Angles& sinusoidal_angles(int64_t d, double base);
+
+// sin and cos of θ = hi + lo by libm, for angles past kMaxVectorAngle.
+void sincos_libm(double hi, double lo, double& sin, double& cos);
+
+}  // namespace posenc::optimized

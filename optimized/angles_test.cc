@@ -1,0 +1,115 @@
+// The exact-angle machinery shared by sinusoidal, rope_cache and rope: the frequency split, SinCos
+// and AngleWalker (compiled here for this binary's static Highway target).
+#include "optimized/angles.h"
+
+#include <gtest/gtest.h>
+#include <hwy/aligned_allocator.h>
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "optimized/math-inl.h"
+
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+TEST(Angles, SplitFrequenciesGiveExactProductsUpTo2To24) {
+  std::mt19937_64 rng(3);
+  for (double base : {10000.0, 500000.0, 1.7, 0.3}) {
+    const Angles& a = rope_angles(256, base, RopeScaling{});
+    for (int64_t i = 0; i < a.count; ++i) {
+      ASSERT_EQ(a.hi[i] + a.lo[i], std::pow(base, -2.0 * static_cast<double>(i) / 256)) << i;
+      for (int64_t p : {int64_t{1}, kMaxPosition - 1, kMaxPosition,
+                        std::uniform_int_distribution<int64_t>(0, kMaxPosition)(rng)}) {
+        const double hi = static_cast<double>(p) * a.hi[i], lo = static_cast<double>(p) * a.lo[i];
+        // Exact: the double products equal the long-double ones (64-bit mantissa).
+        EXPECT_EQ(static_cast<long double>(hi), static_cast<long double>(p) * a.hi[i]);
+        EXPECT_EQ(static_cast<long double>(lo), static_cast<long double>(p) * a.lo[i]);
+      }
+    }
+  }
+}
+
+TEST(Angles, SinCosIsAccurateUpTo2To27Radians) {
+  const hn::ScalableTag<double> d;
+  const size_t N = hn::Lanes(d);
+  std::mt19937_64 rng(5);
+  std::vector<double> hi(N), lo(N), s(N), c(N);
+  double worst = 0;
+  for (int round = 0; round < 20000; ++round) {
+    for (size_t lane = 0; lane < N; ++lane) {
+      // An exact product pair p·ω_hi, p·ω_lo, as AngleSinCos makes them.
+      const double omega = std::uniform_real_distribution<double>(0, 8)(rng);
+      const double omega_hi = std::ldexp(std::round(std::ldexp(omega, 24)), -24);
+      const double p =
+          static_cast<double>(std::uniform_int_distribution<int64_t>(0, kMaxPosition)(rng));
+      hi[lane] = p * omega_hi;
+      lo[lane] = p * std::ldexp(std::round(std::ldexp(omega - omega_hi, 48)), -48);
+    }
+    hn::Vec<decltype(d)> vs, vc;
+    SinCos(d, hn::LoadU(d, hi.data()), hn::LoadU(d, lo.data()), vs, vc);
+    hn::StoreU(vs, d, s.data());
+    hn::StoreU(vc, d, c.data());
+    for (size_t lane = 0; lane < N; ++lane) {
+      const long double angle = static_cast<long double>(hi[lane]) + lo[lane];
+      worst = std::max(worst, static_cast<double>(std::fabs(s[lane] - sinl(angle))));
+      worst = std::max(worst, static_cast<double>(std::fabs(c[lane] - cosl(angle))));
+    }
+  }
+  // long double's own angle reduction is good to about 2⁻⁶⁴·θ ≈ 2⁻³⁷ at θ = 2²⁷; ours is within it.
+  EXPECT_LE(worst, std::ldexp(1.0, -36)) << "worst " << worst;
+  std::printf("SinCos worst absolute error vs long double: 2^%.1f\n", std::log2(worst));
+}
+
+// Positions with consecutive runs and breaks.
+std::vector<int64_t> packed_positions(int64_t n) {
+  std::vector<int64_t> p(n);
+  for (int64_t t = 0; t < n; ++t) p[t] = t < 50 ? kMaxPosition - 49 + t : (t < 90 ? t - 50 : 7 * t);
+  if (n > 120) p[120] = p[119] + 1;  // one more short run
+  return p;
+}
+
+TEST(AngleWalker, StepsStayAccurateAndAnyStartGivesTheSameBits) {
+  const hn::ScalableTag<double> d;
+  const Angles& angles = rope_angles(64, 10000.0, RopeScaling{});
+  const int64_t n = 160, width = angles.padded();
+  const std::vector<int64_t> positions = packed_positions(n);
+  const auto position = [&](int64_t t) { return positions[t]; };
+  auto scratch = hwy::AllocateAligned<double>(4 * width);
+  // One pass from item 0: the reference bits, and accuracy against long double.
+  std::vector<double> sin_ref(n * width), cos_ref(n * width);
+  AngleWalker walker(d, angles, scratch.get());
+  double worst = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    walker.At(t, position);
+    std::memcpy(&sin_ref[t * width], walker.sin(), width * sizeof(double));
+    std::memcpy(&cos_ref[t * width], walker.cos(), width * sizeof(double));
+    for (int64_t i = 0; i < angles.count; ++i) {
+      const long double angle =
+          static_cast<long double>(positions[t]) * (angles.hi[i] + angles.lo[i]);
+      worst = std::max(worst, static_cast<double>(std::fabs(walker.sin()[i] - sinl(angle))));
+      worst = std::max(worst, static_cast<double>(std::fabs(walker.cos()[i] - cosl(angle))));
+    }
+  }
+  EXPECT_LE(worst, std::ldexp(1.0, -38)) << "worst " << worst;  // long double: p·ω to 2⁻⁴⁰
+  // A part may begin at any item, inside a chain or not: same bits.
+  for (int64_t start = 1; start < n; ++start) {
+    AngleWalker part(d, angles, scratch.get());
+    for (int64_t t = start; t < std::min(n, start + 20); ++t) {
+      part.At(t, position);
+      ASSERT_EQ(std::memcmp(part.sin(), &sin_ref[t * width], width * sizeof(double)), 0)
+          << "part starting at " << start << ", item " << t;
+      ASSERT_EQ(std::memcmp(part.cos(), &cos_ref[t * width], width * sizeof(double)), 0)
+          << "part starting at " << start << ", item " << t;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace posenc::optimized::HWY_NAMESPACE

@@ -1,0 +1,208 @@
+// Per-target math shared by the family files (included after hwy/highway.h, once per target):
+// sin/cos of exact angles in double, and a fused multiply-add for f32 on every target.
+//
+// hwy/contrib/math's Sin and Cos (Highway 1.0.3) are documented for |x| ≤ 39000 only; rope needs
+// angles up to 2²⁴ rad, so this file reduces θ modulo π itself (Cody–Waite with a 25-bit π₁, exact
+// because k < 2²⁵) and evaluates Taylor polynomials on [−π/2, π/2] (remainders below 2⁻⁴⁴;
+// angles_test checks it against long double to that one's own 2⁻³⁷ resolution at 2²⁷ rad).
+
+#if defined(POSENC_OPTIMIZED_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POSENC_OPTIMIZED_MATH_INL_H_
+#undef POSENC_OPTIMIZED_MATH_INL_H_
+#else
+#define POSENC_OPTIMIZED_MATH_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include "optimized/angles.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// sin θ and cos θ for double lanes θ = hi + lo, 0 ≤ θ ≤ kMaxVectorAngle, |lo| small next to a turn
+// or hi + lo already rounded (the exact product pair from Angles is either).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE void SinCos(D d, V hi, V lo, V& sin, V& cos) {
+  // k = round(θ/π) < 2²⁵ and π₁ has 25 significant bits, so k·π₁ is exact and so is hi − k·π₁
+  // (Sterbenz); π₂ = π − π₁ to double precision, its error (~10⁻²⁴) times k is below 2⁻⁵⁶.
+  constexpr double kPi1 = 3.1415926218032836914;   // 0x1.921fb5p+1
+  constexpr double kPi2 = 3.1786509547056390e-08;  // (π − π₁) rounded
+  const V k = hn::Round(hn::Mul(hn::Add(hi, lo), hn::Set(d, 0.31830988618379067154)));
+  V r = hn::NegMulAdd(k, hn::Set(d, kPi1), hi);
+  r = hn::Add(hn::NegMulAdd(k, hn::Set(d, kPi2), r), lo);  // r in [−π/2, π/2]
+  const V z = hn::Mul(r, r);
+  // Taylor: sin r = r + r·z·Σ (−1)^j z^(j−1)/(2j+1)!, j = 1..8 (remainder r¹⁹/19! < 2⁻⁴⁴);
+  //         cos r = 1 − z·Σ (−1)^(j+1) z^(j−1)/(2j)!, j = 1..9 (remainder r²⁰/20! < 2⁻⁴⁸).
+  V ps = hn::Set(d, 1.0 / 355687428096000.0);  // 1/17!
+  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 1307674368000.0));
+  ps = hn::MulAdd(ps, z, hn::Set(d, 1.0 / 6227020800.0));
+  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 39916800.0));
+  ps = hn::MulAdd(ps, z, hn::Set(d, 1.0 / 362880.0));
+  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 5040.0));
+  ps = hn::MulAdd(ps, z, hn::Set(d, 1.0 / 120.0));
+  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 6.0));
+  const V sin_r = hn::MulAdd(hn::Mul(r, z), ps, r);
+  V pc = hn::Set(d, 1.0 / 6402373705728000.0);  // 1/18!
+  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 20922789888000.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 1.0 / 87178291200.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 479001600.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 1.0 / 3628800.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 40320.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 1.0 / 720.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 24.0));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 0.5));
+  const V cos_r = hn::NegMulAdd(z, pc, hn::Set(d, 1.0));
+  // sin(r + kπ) = (−1)^k sin r, likewise cos. Adding 1.5·2⁵² puts k's low bit in the mantissa's.
+  const hn::RebindToSigned<D> di;
+  const V sign = hn::BitCast(
+      d, hn::ShiftLeft<63>(hn::BitCast(di, hn::Add(k, hn::Set(d, 6755399441055744.0)))));
+  sin = hn::Xor(sin_r, sign);
+  cos = hn::Xor(cos_r, sign);
+}
+
+// sin and cos of θ_i = position·ω_i for lanes i..i+Lanes(d) of `angles` (i a multiple of the lane
+// count, within angles.padded()). Exact angles; libm past kMaxVectorAngle.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE void AngleSinCos(D d, const Angles& angles, int64_t position, int64_t i, V& sin,
+                            V& cos) {
+  const double p = static_cast<double>(position);
+  if (HWY_LIKELY(angles.vector_range(position))) {
+    const V vp = hn::Set(d, p);
+    SinCos(d, hn::Mul(vp, hn::LoadU(d, angles.hi.data() + i)),
+           hn::Mul(vp, hn::LoadU(d, angles.lo.data() + i)), sin, cos);
+    return;
+  }
+  constexpr size_t kMax = hn::MaxLanes(D());
+  HWY_ALIGN double s[kMax], c[kMax];
+  for (size_t lane = 0; lane < hn::Lanes(d); ++lane) {
+    sincos_libm(p * angles.hi[i + lane], p * angles.lo[i + lane], s[lane], c[lane]);
+  }
+  sin = hn::Load(d, s);
+  cos = hn::Load(d, c);
+}
+
+// sin and cos (double) of position·ω_i for every angle i < angles.padded(), item after item. A
+// fresh sin/cos costs about forty flops per angle; an item whose position is the previous item's +
+// 1 instead rotates the previous values by (cos ω_i, sin ω_i): four flops, and an error of a few
+// 2⁻⁵³ per step. Chains restart (fresh sin/cos) at every item index that is a multiple of
+// kAnchorEvery and wherever positions are not consecutive, so at most kAnchorEvery − 1 steps
+// accumulate. A part that starts inside a chain first replays it from its start: every item's
+// values depend only on the positions and its index, never on where a part begins, so the output is
+// bitwise identical for every thread count.
+template <class D>
+class AngleWalker {
+ public:
+  static constexpr int64_t kAnchorEvery = 16;
+
+  // `scratch` holds 4·angles.padded() doubles, aligned for D.
+  AngleWalker(D d, const Angles& angles, double* scratch)
+      : d_(d),
+        angles_(angles),
+        count_(angles.padded()),
+        sin_(scratch),
+        cos_(scratch + count_),
+        step_sin_(scratch + 2 * count_),
+        step_cos_(scratch + 3 * count_) {}
+
+  const double* sin() const { return sin_; }
+  const double* cos() const { return cos_; }
+
+  // Values for item `item`; position(j) gives any item's position.
+  template <class PositionOf>
+  void At(int64_t item, const PositionOf& position) {
+    const int64_t p = position(item);
+    if (!Chains(item, p, position)) {
+      Fresh(p);
+    } else if (last_item_ == item - 1) {
+      Step();
+    } else {  // a part's first item inside a chain: replay the chain from its start
+      int64_t start = item - 1;
+      while (Chains(start, position(start), position)) --start;
+      Fresh(position(start));
+      for (int64_t j = start + 1; j <= item; ++j) Step();
+    }
+    last_item_ = item;
+  }
+
+ private:
+  template <class PositionOf>
+  static bool Chains(int64_t item, int64_t p, const PositionOf& position) {
+    return item % kAnchorEvery != 0 && position(item - 1) == p - 1;
+  }
+
+  void Fresh(int64_t p) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
+    for (int64_t i = 0; i < count_; i += N) {
+      hn::VFromD<D> s, c;
+      AngleSinCos(d_, angles_, p, i, s, c);
+      hn::Store(s, d_, sin_ + i);
+      hn::Store(c, d_, cos_ + i);
+    }
+  }
+
+  void Step() {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
+    if (!have_step_) {  // (cos ω, sin ω): position 1
+      for (int64_t i = 0; i < count_; i += N) {
+        hn::VFromD<D> s, c;
+        AngleSinCos(d_, angles_, 1, i, s, c);
+        hn::Store(s, d_, step_sin_ + i);
+        hn::Store(c, d_, step_cos_ + i);
+      }
+      have_step_ = true;
+    }
+    for (int64_t i = 0; i < count_; i += N) {
+      const auto s = hn::Load(d_, sin_ + i), c = hn::Load(d_, cos_ + i);
+      const auto ss = hn::Load(d_, step_sin_ + i), sc = hn::Load(d_, step_cos_ + i);
+      hn::Store(hn::MulAdd(s, sc, hn::Mul(c, ss)), d_, sin_ + i);
+      hn::Store(hn::MulSub(c, sc, hn::Mul(s, ss)), d_, cos_ + i);
+    }
+  }
+
+  D d_;
+  const Angles& angles_;
+  int64_t count_;
+  double *sin_, *cos_, *step_sin_, *step_cos_;
+  bool have_step_ = false;
+  int64_t last_item_ = -2;
+};
+
+// a·b + c for f32 lanes with one rounding on every target: native FMA where the target has it,
+// else the exact product and the sum in double, rounded to f32 (off from fused by at most 2⁻²⁹
+// ulp, and only in double-rounding ties).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V FusedMulAdd(D d, V a, V b, V c) {
+#if HWY_NATIVE_FMA
+  (void)d;
+  return hn::MulAdd(a, b, c);
+#elif HWY_TARGET == HWY_SCALAR
+  return hn::Set(
+      d, static_cast<float>(static_cast<double>(hn::GetLane(a)) * hn::GetLane(b) + hn::GetLane(c)));
+#else
+  const hn::Half<D> dh;
+  const hn::Rebind<double, decltype(dh)> dd;
+  const auto lower = [&](V v) { return hn::PromoteTo(dd, hn::LowerHalf(dh, v)); };
+  const auto upper = [&](V v) { return hn::PromoteTo(dd, hn::UpperHalf(dh, v)); };
+  const auto lo = hn::Add(hn::Mul(lower(a), lower(b)), lower(c));
+  const auto hi = hn::Add(hn::Mul(upper(a), upper(b)), upper(c));
+  return hn::Combine(d, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+#endif
+}
+
+// a·b − c with one rounding on every target (see FusedMulAdd).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V FusedMulSub(D d, V a, V b, V c) {
+#if HWY_NATIVE_FMA
+  (void)d;
+  return hn::MulSub(a, b, c);
+#else
+  return FusedMulAdd(d, a, b, hn::Neg(c));
+#endif
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // POSENC_OPTIMIZED_MATH_INL_H_

@@ -1,0 +1,41 @@
+// The optimized kernels: Highway SIMD compiled for every target Highway builds on this
+// architecture, threaded over a persistent pool with static partitioning. Each function returns its
+// family's registry entries: "<family>/optimized" (dynamic dispatch to the best target this CPU
+// runs), then "<family>/hwy:<Target>" for each compiled target. Every entry validates its call
+// before writing, gives bitwise-identical output for every thread count, and states its accuracy
+// bound in the family's tolerance unit (see each function).
+#pragma once
+
+#include <vector>
+
+#include "posenc/absolute.h"
+#include "posenc/kernel.h"
+#include "posenc/rope.h"
+#include "posenc/rope_cache.h"
+#include "posenc/rope_frequencies.h"
+#include "posenc/sinusoidal.h"
+
+namespace posenc::optimized {
+
+// out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise).
+std::vector<Impl<AbsoluteCall>> absolute();
+
+// Angles exact in double (split frequencies), sin/cos in double, x added in double, rounded once:
+// bound 1 ulp_f32(1 + |x|).
+std::vector<Impl<SinusoidalCall>> sinusoidal();
+
+// Scalar double, the formulas of rope_frequencies.h written independently of the reference: a
+// formula evaluated in another order than the reference's differs by a few ulp_f64. Bound 4.
+std::vector<Impl<RopeFrequenciesCall>> rope_frequencies();
+
+// a·cos(p·ω), a·sin(p·ω) from exact angles and double sin/cos, rounded once to f32: bound 1 ulp(a).
+std::vector<Impl<RopeCacheCall>> rope_cache();
+
+// Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
+// cache row), then each output is one FMA over one rounded product: within 1.5 ulp_f32(f·‖pair‖)
+// of the exact value before its final rounding, so within 2 of the reference's rounded result.
+// Bound 2 (proof in rope.cc). The pass-through tail is copied bit for bit. f32 throughout: a
+// product of an input and a coefficient past FLT_MAX overflows (inputs near FLT_MAX with f > 1).
+std::vector<Impl<RopeCall>> rope();
+
+}  // namespace posenc::optimized

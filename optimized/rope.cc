@@ -1,0 +1,370 @@
+// rope: rotate the first rotary_dim dims of every q (and k) head of token t by θ_i = p_t·ω_i.
+//
+// Per token, the coefficients c_i = f·cos θ_i and s_i = ±f·sin θ_i are rounded once to f32, from
+// exact angles and double sin/cos (vectorized over i, shared by all heads; consecutive positions
+// step by one rotation, see AngleWalker) or from the cache row. Each output is then one FMA over
+// one rounded product, e.g. a' = fma(a, c, −round(b·s)), as fast as a plain f32 loop.
+//
+// Accuracy, in the unit u = ulp_f32(f·‖(a, b)‖): before its final rounding the value is off the
+// exact one by |a|·δc + |b|·δs + ½ulp(b·s) ≤ 1.5u (δ ≤ ½ulp of c, s; the sup is approached for
+// f → 1⁺, ‖(a, b)‖ → 2⁻, θ → 0). The final rounding and the reference's own rounding then land on
+// the output grid, whose step is at most u: two grid points within 1.5u + ½ + ½ steps of each
+// other are at most 2 steps apart. So every element is within 2u of the reference (bound 2;
+// measured 2.0 against the correctly rounded exact value, 1.62 against the exact value). Targets
+// without FMA emulate it in double (a product of floats is exact there).
+//
+// Tokens are split across threads; every element is computed the same way in every part, so the
+// output is bitwise identical for any thread count.
+#ifndef POSENC_OPTIMIZED_ROPE_SHARED
+#define POSENC_OPTIMIZED_ROPE_SHARED
+#include <hwy/aligned_allocator.h>
+
+#include <array>
+#include <cstring>
+#include <optional>
+
+#include "optimized/angles.h"
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+
+namespace posenc::optimized {
+
+// One of q, k: input and output heads of every token, strides in elements.
+struct RopeHeads {
+  const float* in = nullptr;
+  float* out = nullptr;
+  int64_t heads = 0;  // 0 when absent
+  std::array<int64_t, 3> in_strides{}, out_strides{};
+  bool in_place = false;
+};
+
+struct RopePlan {
+  const RopeCall* call;
+  int64_t half, rotary_dim, head_dim;
+  bool interleaved;
+  float sin_sign;        // −1 for the inverse rotation
+  bool chunk_outer;      // rows sit in cache: see Rows
+  const Angles* angles;  // on the fly; null when cached
+  double factor;         // attention factor, on the fly
+  RopeHeads q, k;
+};
+
+// Up to this many bytes of q and k, the rows are taken to sit in cache (a fraction of the L3).
+inline constexpr int64_t kCachedBytes = int64_t{8} << 20;
+
+inline int64_t round_up(int64_t n, int64_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
+
+// Scratch values for one part (uninitialized): on the stack for the usual head sizes, on the heap
+// beyond.
+template <class T>
+class Scratch {
+ public:
+  explicit Scratch(int64_t count) {
+    if (count > kSmall) {
+      big_ = hwy::AllocateAligned<T>(count);
+      data_ = big_.get();
+    }
+  }
+  T* data() { return data_; }
+
+ private:
+  static constexpr int64_t kSmall = 8192 / sizeof(T) * 2;  // 16 KiB
+  alignas(64) T small_[kSmall];
+  hwy::AlignedFreeUniquePtr<T[]> big_;
+  T* data_ = small_;
+};
+
+}  // namespace posenc::optimized
+#endif  // POSENC_OPTIMIZED_ROPE_SHARED
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/rope.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "optimized/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// c[i], s[i] for i < half, f32, s already signed for the inverse: from the cache row of
+// `position`, or else from the walker's double sin/cos of the token.
+HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
+  const Tensor &cos = *plan.call->cos, &sin = *plan.call->sin;
+  const float* cr = cos.as<float>() + cos.offset(position);
+  const float* sr = sin.as<float>() + sin.offset(position);
+  for (int64_t i = 0; i < plan.half; ++i) {
+    c[i] = cr[i * cos.strides[1]];
+    s[i] = plan.sin_sign * sr[i * sin.strides[1]];  // exact: ±1
+  }
+}
+
+template <class D>
+HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* sin,
+                                     const double* cos, float* c, float* s) {
+  const hn::Rebind<float, D> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const auto fc = hn::Set(dd, plan.factor), fs = hn::Set(dd, plan.sin_sign * plan.factor);
+  for (int64_t i = 0; i < plan.half; i += N) {
+    hn::Store(hn::DemoteTo(df, hn::Mul(hn::Load(dd, cos + i), fc)), df, c + i);
+    hn::Store(hn::DemoteTo(df, hn::Mul(hn::Load(dd, sin + i), fs)), df, s + i);
+  }
+}
+
+// One pair vector: a' = a·c − b·s, b' = b·c + a·s, each one FMA over one rounded product.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE void RotatePair(D d, const float* a_in, const float* b_in, float* a_out, float* b_out,
+                           V c, V s) {
+  const V a = hn::LoadU(d, a_in), b = hn::LoadU(d, b_in);
+  hn::StoreU(FusedMulSub(d, a, c, hn::Mul(b, s)), d, a_out);
+  hn::StoreU(FusedMulAdd(d, b, c, hn::Mul(a, s)), d, b_out);
+}
+
+// One interleaved vector x = (a0, b0, a1, b1, ...) with c2 = (c0, c0, c1, c1, ...) and
+// s2 = (−s0, s0, −s1, s1, ...): x' = fma(x, c2, round(swap(x)·s2)), RotatePair's arithmetic.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE void RotateInterleavedVector(D d, const float* in, float* out, V c2, V s2) {
+  const V x = hn::LoadU(d, in);
+  hn::StoreU(FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2)), d, out);
+}
+
+// Contiguous rows (unit stride along head_dim): `heads` rows at in + h·in_stride, written to
+// out + h·out_stride (the same rows in place). A row's last partial chunk goes through whole
+// vectors on the stack, so every element gets the same lane arithmetic in either order:
+//   chunk_outer: each chunk's coefficient vectors are loaded once and applied to every row (the
+//     compiler cannot keep them in registers across rows itself: rows might alias them); fastest
+//     while the rows sit in cache;
+//   else row by row, streaming through memory in address order, which the hardware prefetcher
+//     follows (chunk by chunk it does not: 2.5x slower from DRAM).
+struct Rows {
+  const float* in;
+  float* out;
+  int64_t heads, in_stride, out_stride;
+  bool chunk_outer;
+};
+
+template <class D>
+HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float* c,
+                                const float* s) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t full = half / N * N;
+  // Locals, not rows' fields: stores through out could alias those, forcing reloads.
+  const float* const in0 = rows.in;
+  float* const out0 = rows.out;
+  const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
+  const auto row_in = [=](int64_t h) { return in0 + h * in_stride; };
+  const auto row_out = [=](int64_t h) { return out0 + h * out_stride; };
+  if (rows.chunk_outer) {
+    for (int64_t i = 0; i < full; i += N) {
+      const auto cv = hn::LoadU(d, c + i), sv = hn::LoadU(d, s + i);
+      for (int64_t h = 0; h < heads; ++h) {
+        const float* in = row_in(h);
+        float* out = row_out(h);
+        RotatePair(d, in + i, in + half + i, out + i, out + half + i, cv, sv);
+      }
+    }
+  } else {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* in = row_in(h);
+      float* out = row_out(h);
+      for (int64_t i = 0; i < full; i += N) {
+        RotatePair(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
+                   hn::LoadU(d, s + i));
+      }
+    }
+  }
+  if (full == half) return;
+  const auto cv = hn::LoadU(d, c + full), sv = hn::LoadU(d, s + full);  // padded arrays
+  const size_t rest = sizeof(float) * static_cast<size_t>(half - full);
+  for (int64_t h = 0; h < heads; ++h) {
+    HWY_ALIGN float a[hn::MaxLanes(d)] = {}, b[hn::MaxLanes(d)] = {};
+    std::memcpy(a, row_in(h) + full, rest);
+    std::memcpy(b, row_in(h) + half + full, rest);
+    RotatePair(d, a, b, a, b, cv, sv);
+    std::memcpy(row_out(h) + full, a, rest);
+    std::memcpy(row_out(h) + half + full, b, rest);
+  }
+}
+
+template <class D>
+HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, const float* c2,
+                                  const float* s2) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if constexpr (hn::MaxLanes(D()) >= 2) {
+    const int64_t full = rotary_dim / N * N;
+    const float* const in0 = rows.in;  // locals: see RotateHalfSplit
+    float* const out0 = rows.out;
+    const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
+    const auto rotate = [=](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
+      RotateInterleavedVector(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv, sv);
+    };
+    if (rows.chunk_outer) {
+      for (int64_t j = 0; j < full; j += N) {
+        const auto cv = hn::LoadU(d, c2 + j), sv = hn::LoadU(d, s2 + j);
+        for (int64_t h = 0; h < heads; ++h) rotate(h, j, cv, sv);
+      }
+    } else {
+      for (int64_t h = 0; h < heads; ++h) {
+        for (int64_t j = 0; j < full; j += N)
+          rotate(h, j, hn::LoadU(d, c2 + j), hn::LoadU(d, s2 + j));
+      }
+    }
+    if (full == rotary_dim) return;
+    const auto cv = hn::LoadU(d, c2 + full), sv = hn::LoadU(d, s2 + full);
+    const size_t rest = sizeof(float) * static_cast<size_t>(rotary_dim - full);
+    for (int64_t h = 0; h < heads; ++h) {
+      HWY_ALIGN float x[hn::MaxLanes(d)] = {};
+      std::memcpy(x, in0 + h * in_stride + full, rest);
+      RotateInterleavedVector(d, x, x, cv, sv);
+      std::memcpy(out0 + h * out_stride + full, x, rest);
+    }
+  } else {  // one lane (HWY_SCALAR): swap by hand
+    for (int64_t h = 0; h < rows.heads; ++h) {
+      const float* in = rows.in + h * rows.in_stride;
+      float* out = rows.out + h * rows.out_stride;
+      for (int64_t j = 0; j < rotary_dim; j += 2) {
+        const auto a = hn::Set(d, in[j]), b = hn::Set(d, in[j + 1]);
+        out[j] = hn::GetLane(FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j]))));
+        out[j + 1] = hn::GetLane(
+            FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1]))));
+      }
+    }
+  }
+  (void)N;
+}
+
+void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t padded = round_up(plan.half, kAnglePad), rot = plan.rotary_dim;
+  Scratch<float> scratch(6 * padded + round_up(rot, kAnglePad));
+  float* c = scratch.data();     // [padded]
+  float* s = c + padded;         // [padded]
+  float* c2 = s + padded;        // [2·padded], interleaved layout
+  float* s2 = c2 + 2 * padded;   // [2·padded]
+  float* row = s2 + 2 * padded;  // one strided row's rotary dims, gathered
+  // Lanes past half feed only discarded tail lanes, but must hold defined values.
+  std::fill(c, c + 2 * padded, 0.0f);
+  const auto rotate = [&](const Rows& rows) {
+    if (plan.interleaved) {
+      RotateInterleaved(d, rows, rot, c2, s2);
+    } else {
+      RotateHalfSplit(d, rows, plan.half, c, s);
+    }
+  };
+  const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
+    if (x.heads == 0) return;
+    const float* in = x.in + t * x.in_strides[0];
+    float* out = x.out + t * x.out_strides[0];
+    const int64_t is = x.in_strides[2], os = x.out_strides[2];
+    if (is == 1 && os == 1) {
+      rotate({in, out, x.heads, x.in_strides[1], x.out_strides[1], plan.chunk_outer});
+      if (x.in_place || rot == plan.head_dim) return;
+      for (int64_t h = 0; h < x.heads; ++h) {  // bit-exact pass-through
+        std::memcpy(out + h * x.out_strides[1] + rot, in + h * x.in_strides[1] + rot,
+                    sizeof(float) * (plan.head_dim - rot));
+      }
+      return;
+    }
+    for (int64_t h = 0; h < x.heads; ++h) {
+      const float* in_row = in + h * x.in_strides[1];
+      float* out_row = out + h * x.out_strides[1];
+      for (int64_t j = 0; j < rot; ++j) row[j] = in_row[j * is];
+      rotate({row, row, 1, 0, 0, false});
+      for (int64_t j = 0; j < rot; ++j) out_row[j * os] = row[j];
+      if (x.in_place) continue;
+      for (int64_t j = rot; j < plan.head_dim; ++j) {  // bit-exact pass-through
+        std::memcpy(out_row + j * os, in_row + j * is, sizeof(float));
+      }
+    }
+  };
+  const Tensor& positions = plan.call->positions;
+  const auto position = [&](int64_t t) { return load_index(positions, positions.offset(t)); };
+  const hn::ScalableTag<double> dd;
+  Scratch<double> walker_scratch(plan.angles ? 4 * plan.angles->padded() : 0);
+  std::optional<AngleWalker<decltype(dd)>> walker;
+  if (plan.angles) walker.emplace(dd, *plan.angles, walker_scratch.data());
+  for (int64_t t = begin; t < end; ++t) {
+    if (walker) {
+      walker->At(t, position);
+      ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
+    } else {
+      CachedCoefficients(plan, position(t), c, s);
+    }
+    if (plan.interleaved) {
+      for (int64_t i = 0; i < plan.half; i += N) {
+        const auto cv = hn::LoadU(d, c + i), sv = hn::LoadU(d, s + i);
+        hn::StoreInterleaved2(cv, cv, d, c2 + 2 * i);
+        hn::StoreInterleaved2(hn::Neg(sv), sv, d, s2 + 2 * i);
+      }
+    }
+    rotate_heads(plan.q, t);
+    rotate_heads(plan.k, t);
+  }
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "optimized/targets.h"
+
+namespace posenc::optimized {
+
+using RopeTokensFn = decltype(HWY_STATIC_DISPATCH(RopeTokens));
+
+namespace {
+
+RopeHeads heads_of(const Tensor& in, const Tensor& out) {
+  return {.in = in.as<const float>(),
+          .out = out.as<float>(),
+          .heads = in.shape[1],
+          .in_strides = {in.strides[0], in.strides[1], in.strides[2]},
+          .out_strides = {out.strides[0], out.strides[1], out.strides[2]},
+          .in_place = same_view(in, out)};
+}
+
+void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
+  call.validate();
+  const int64_t tokens = call.q.shape[0], head_dim = call.q.shape[2];
+  RopePlan plan{.call = &call,
+                .half = call.rotary_dim / 2,
+                .rotary_dim = call.rotary_dim,
+                .head_dim = head_dim,
+                .interleaved = call.layout == RopeLayout::interleaved,
+                .sin_sign = call.inverse ? -1.0f : 1.0f,
+                .chunk_outer = false,
+                .angles = nullptr,
+                .factor = 1,
+                .q = heads_of(call.q, call.q_out),
+                .k = call.k ? heads_of(*call.k, *call.k_out) : RopeHeads{}};
+  // Measured in cache: about 0.07 ns per element rotated or copied, 0.2 ns per coefficient pair
+  // (a cache row, or a rotation step; a fresh sin/cos every 16 tokens costs 1 ns).
+  const double per_token = 0.07 * static_cast<double>((plan.q.heads + plan.k.heads) * head_dim) +
+                           0.2 * static_cast<double>(plan.half);
+  const int parts = plan_parts(call.threads, tokens, per_token);
+  const int64_t bytes = tokens * (plan.q.heads + plan.k.heads) * head_dim * 4;
+  plan.chunk_outer = bytes <= kCachedBytes;
+  if (!call.cached()) {
+    plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
+    plan.factor = plan.angles->attention_factor;
+  }
+  parallel_for(tokens, parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
+}
+
+}  // namespace
+
+std::vector<Impl<RopeCall>> rope() {
+  static const TargetTable<RopeTokensFn> table = POSENC_TARGET_TABLE(RopeTokens);
+  constexpr uint64_t kVariants = variant::f32 | variant::strided | variant::in_place |
+                                 variant::rope_half_split | variant::rope_interleaved |
+                                 variant::rope_partial | variant::rope_inverse |
+                                 variant::rope_cached | variant::rope_key | variant::all_scalings;
+  return target_impls<RopeCall>("rope", kVariants, /*bound=*/2, /*threaded=*/true, table, run_rope);
+}
+
+}  // namespace posenc::optimized
+#endif  // HWY_ONCE

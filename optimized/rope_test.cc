@@ -1,0 +1,367 @@
+// The optimized rope kernels against a straightforward long-double loop, on every target.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+#include "properties/compare.h"
+#include "properties/testing.h"
+
+namespace posenc::optimized {
+namespace {
+
+using harness::Arena;
+using harness::Layout;
+using harness::ulp_f32;
+
+struct Shape {
+  int64_t tokens = 5, heads = 3, head_dim = 16, rotary_dim = 16, k_heads = 0;
+  RopeLayout layout = RopeLayout::half_split;
+  bool inverse = false;
+  double factor = 1;  // attention factor, through linear scaling with factor 1
+  int64_t min_position = 0, max_position = 1000;
+  // Packed sequences instead of random positions: the first third counts up from min_position,
+  // the rest ends at max_position (consecutive positions take the rotation-step path).
+  bool consecutive = false;
+};
+
+struct Problem {
+  Shape shape;
+  std::vector<float> q, q_out, k, k_out;
+  std::vector<int64_t> positions;
+
+  Problem(const Shape& s, uint64_t seed)
+      : shape(s),
+        q(s.tokens * s.heads * s.head_dim),
+        q_out(q.size(), -5.0f),
+        k(s.tokens * s.k_heads * s.head_dim),
+        k_out(k.size(), -5.0f),
+        positions(s.tokens) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-3, 3);
+    for (float& v : q) v = u(rng);
+    for (float& v : k) v = u(rng);
+    for (int64_t t = 0; t < s.tokens; ++t) {
+      if (!s.consecutive) {
+        positions[t] = std::uniform_int_distribution<int64_t>(s.min_position, s.max_position)(rng);
+      } else {
+        positions[t] = t < s.tokens / 3 ? s.min_position + t : s.max_position - (s.tokens - 1 - t);
+      }
+    }
+  }
+  RopeCall call(int threads = 1) {
+    const Shape& s = shape;
+    RopeCall c{.q = view(q.data(), DType::f32, {s.tokens, s.heads, s.head_dim}),
+               .q_out = view(q_out.data(), DType::f32, {s.tokens, s.heads, s.head_dim}),
+               .positions = view(positions.data(), DType::i64, {s.tokens}),
+               .rotary_dim = s.rotary_dim,
+               .layout = s.layout,
+               .inverse = s.inverse,
+               .scaling = {.kind = RopeScalingKind::linear, .factor = 1},
+               .threads = threads};
+    if (s.factor != 1) c.scaling.attention_factor = s.factor;
+    if (s.k_heads > 0) {
+      c.k = view(k.data(), DType::f32, {s.tokens, s.k_heads, s.head_dim});
+      c.k_out = view(k_out.data(), DType::f32, {s.tokens, s.k_heads, s.head_dim});
+    }
+    return c;
+  }
+};
+
+// Pair partner index and sign of element j of a rotated head.
+struct PairIndex {
+  int64_t first, second, frequency;
+};
+PairIndex pair_of(int64_t j, const Shape& s) {
+  const int64_t half = s.rotary_dim / 2;
+  if (s.layout == RopeLayout::interleaved) return {j & ~int64_t{1}, j | 1, j / 2};
+  return {j % half, j % half + half, j % half};
+}
+
+// Worst error of every rotated element against the long-double rotation, in ulp_f32(f·‖pair‖);
+// also checks the pass-through tail is bit-exact. `vs_rounded`: against the exact value rounded to
+// f32 (what the fp64 reference stores) instead of the exact value.
+double worst_error(const Shape& s, const std::vector<float>& in, const std::vector<float>& out,
+                   int64_t heads, const std::vector<int64_t>& positions, bool vs_rounded) {
+  double worst = 0;
+  for (int64_t t = 0; t < s.tokens; ++t) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* x = &in[(t * heads + h) * s.head_dim];
+      const float* y = &out[(t * heads + h) * s.head_dim];
+      for (int64_t j = 0; j < s.head_dim; ++j) {
+        if (j >= s.rotary_dim) {
+          EXPECT_EQ(std::memcmp(&x[j], &y[j], 4), 0) << "pass-through element " << j;
+          continue;
+        }
+        const PairIndex pi = pair_of(j, s);
+        const double omega = std::pow(
+            10000.0, -2.0 * static_cast<double>(pi.frequency) / static_cast<double>(s.rotary_dim));
+        const long double angle = static_cast<long double>(positions[t]) * omega;
+        const long double c = s.factor * cosl(angle),
+                          sn = (s.inverse ? -1 : 1) * s.factor * sinl(angle);
+        const long double a = x[pi.first], b = x[pi.second];
+        const long double exact = j == pi.first ? a * c - b * sn : b * c + a * sn;
+        const double want = vs_rounded ? static_cast<float>(exact) : static_cast<double>(exact);
+        const double unit =
+            ulp_f32(s.factor * std::hypot(static_cast<double>(a), static_cast<double>(b)));
+        worst = std::max(worst, std::fabs(y[j] - want) / unit);
+      }
+    }
+  }
+  return worst;
+}
+
+TEST(OptimizedRope, EveryTargetIsWithinTwoUnitsAtPositionsNear2To24) {
+  double worst_seen = 0, worst_exact = 0;
+  for (const auto& impl : rope()) {
+    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;  // this host runs every target
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      for (double factor : {1.0, 1.3371}) {
+        Shape s{.tokens = 64,
+                .heads = 4,
+                .head_dim = 128,
+                .rotary_dim = 128,
+                .layout = layout,
+                .factor = factor,
+                .min_position = kMaxPosition - 4096,
+                .max_position = kMaxPosition,
+                .consecutive = factor != 1.0};  // random positions, then packed sequences
+        Problem p(s, 7);
+        impl.run(p.call());
+        const double exact = worst_error(s, p.q, p.q_out, s.heads, p.positions, false);
+        const double rounded = worst_error(s, p.q, p.q_out, s.heads, p.positions, true);
+        EXPECT_LE(exact, 2.0) << impl.name << " " << layout_name(layout) << " f=" << factor;
+        EXPECT_LE(rounded, 2.0) << impl.name << " " << layout_name(layout) << " f=" << factor;
+        worst_seen = std::max(worst_seen, rounded);
+        worst_exact = std::max(worst_exact, exact);
+      }
+    }
+  }
+  std::printf("worst error: %.3f units vs the rounded exact rotation, %.3f vs the exact one\n",
+              worst_seen, worst_exact);
+}
+
+TEST(OptimizedRope, TailsPartialRotaryInverseAndKeysOnEveryTarget) {
+  for (const auto& impl : rope()) {
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      for (int64_t rotary_dim : {2, 6, 18, 34, 66}) {
+        for (int64_t extra : {0, 3, 11}) {
+          Shape s{.tokens = 3,
+                  .heads = 2,
+                  .head_dim = rotary_dim + extra,
+                  .rotary_dim = rotary_dim,
+                  .k_heads = 3,
+                  .layout = layout,
+                  .inverse = extra == 3,
+                  .max_position = kMaxPosition};
+          Problem p(s, static_cast<uint64_t>(rotary_dim * 16 + extra));
+          impl.run(p.call());
+          EXPECT_LE(worst_error(s, p.q, p.q_out, s.heads, p.positions, true), 2.0)
+              << impl.name << " q rotary_dim=" << rotary_dim << " head_dim=" << s.head_dim;
+          EXPECT_LE(worst_error(s, p.k, p.k_out, s.k_heads, p.positions, true), 2.0)
+              << impl.name << " k rotary_dim=" << rotary_dim << " head_dim=" << s.head_dim;
+        }
+      }
+    }
+  }
+}
+
+TEST(OptimizedRope, PassThroughIsBitExactEvenForNaNPayloads) {
+  Shape s{.tokens = 2, .heads = 2, .head_dim = 12, .rotary_dim = 8};
+  for (const auto& impl : rope()) {
+    Problem p(s, 3);
+    const uint32_t payload = 0x7fa00123;  // a signalling NaN with a payload
+    std::memcpy(&p.q[9], &payload, 4);
+    std::memcpy(&p.q[12 + 11], &payload, 4);
+    impl.run(p.call());
+    EXPECT_EQ(std::memcmp(&p.q_out[9], &payload, 4), 0) << impl.name;
+    EXPECT_EQ(std::memcmp(&p.q_out[12 + 11], &payload, 4), 0) << impl.name;
+  }
+}
+
+TEST(OptimizedRope, InPlaceStridedAndInt32PositionsGiveTheContiguousAnswer) {
+  for (const auto& impl : rope()) {
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      Shape s{.tokens = 4,
+              .heads = 3,
+              .head_dim = 20,
+              .rotary_dim = 14,
+              .k_heads = 2,
+              .layout = layout,
+              .max_position = 70000};
+      Problem p(s, 5);
+      impl.run(p.call());
+      for (Layout mem : {Layout::padded, Layout::permuted}) {
+        Arena arena;
+        RopeCall call = p.call();
+        call.q = arena.alloc(DType::f32, {s.tokens, s.heads, s.head_dim}, mem);
+        call.q_out = arena.alloc(DType::f32, {s.tokens, s.heads, s.head_dim}, mem);
+        call.k = arena.alloc(DType::f32, {s.tokens, s.k_heads, s.head_dim}, mem);
+        call.k_out = arena.alloc(DType::f32, {s.tokens, s.k_heads, s.head_dim}, mem);
+        call.positions = arena.alloc(DType::i32, {s.tokens}, mem);
+        for (int64_t t = 0; t < s.tokens; ++t) {
+          static_cast<int32_t*>(call.positions.data)[call.positions.offset(t)] =
+              static_cast<int32_t>(p.positions[t]);
+          for (int64_t j = 0; j < s.head_dim; ++j) {
+            for (int64_t h = 0; h < s.heads; ++h) {
+              store(call.q, call.q.offset(t, h, j), p.q[(t * s.heads + h) * s.head_dim + j]);
+            }
+            for (int64_t h = 0; h < s.k_heads; ++h) {
+              store(*call.k, call.k->offset(t, h, j), p.k[(t * s.k_heads + h) * s.head_dim + j]);
+            }
+          }
+        }
+        arena.snapshot();
+        impl.run(call);
+        EXPECT_FALSE(arena.stray_write({call.q_out, *call.k_out})) << impl.name;
+        for (int64_t t = 0; t < s.tokens; ++t) {
+          for (int64_t j = 0; j < s.head_dim; ++j) {
+            for (int64_t h = 0; h < s.heads; ++h) {
+              ASSERT_EQ(load(call.q_out, call.q_out.offset(t, h, j)),
+                        p.q_out[(t * s.heads + h) * s.head_dim + j])
+                  << impl.name << " " << harness::layout_name(mem);
+            }
+            for (int64_t h = 0; h < s.k_heads; ++h) {
+              ASSERT_EQ(load(*call.k_out, call.k_out->offset(t, h, j)),
+                        p.k_out[(t * s.k_heads + h) * s.head_dim + j])
+                  << impl.name << " " << harness::layout_name(mem);
+            }
+          }
+        }
+      }
+      RopeCall in_place = p.call();
+      in_place.q_out = in_place.q;
+      in_place.k_out = in_place.k;
+      impl.run(in_place);
+      EXPECT_EQ(std::memcmp(p.q.data(), p.q_out.data(), p.q.size() * 4), 0) << impl.name;
+      EXPECT_EQ(std::memcmp(p.k.data(), p.k_out.data(), p.k.size() * 4), 0) << impl.name;
+    }
+  }
+}
+
+TEST(OptimizedRope, CachedAgreesWithOnTheFlyThroughTheOptimizedCache) {
+  // rope_cache rounds f·cos θ and f·sin θ as the on-the-fly path does (their double values differ
+  // by a few 2⁻⁵³ when one stepped and the other did not), so both are within 2 units of the exact
+  // rotation and within 4 of each other; a sign or factor mixed up would be off by millions.
+  const RopeScaling yarn{.kind = RopeScalingKind::yarn, .factor = 8, .original_max_position = 2048};
+  const auto impls = rope();
+  const auto caches = rope_cache();  // the same targets, in the same order
+  ASSERT_EQ(impls.size(), caches.size());
+  for (size_t target = 0; target < impls.size(); ++target) {
+    const auto& impl = impls[target];
+    for (bool inverse : {false, true}) {
+      Shape s{.tokens = 16,
+              .heads = 2,
+              .head_dim = 64,
+              .rotary_dim = 48,
+              .inverse = inverse,
+              .max_position = 99999};
+      Problem p(s, 8);
+      RopeCall call = p.call();
+      call.scaling = yarn;
+      impl.run(call);
+      const std::vector<float> on_the_fly = p.q_out;
+      std::vector<float> cos(100000 * 24), sin(cos.size());
+      caches[target].run({.rotary_dim = 48,
+                          .scaling = yarn,
+                          .cos = view(cos.data(), DType::f32, {100000, 24}),
+                          .sin = view(sin.data(), DType::f32, {100000, 24})});
+      call.cos = view(cos.data(), DType::f32, {100000, 24});
+      call.sin = view(sin.data(), DType::f32, {100000, 24});
+      std::fill(p.q_out.begin(), p.q_out.end(), 0.0f);
+      impl.run(call);
+      for (size_t j = 0; j < on_the_fly.size(); ++j) {
+        const int64_t head_offset = static_cast<int64_t>(j) % s.head_dim;
+        if (head_offset >= s.rotary_dim) {
+          ASSERT_EQ(std::memcmp(&p.q_out[j], &on_the_fly[j], 4), 0) << impl.name;
+          continue;
+        }
+        const int64_t base = static_cast<int64_t>(j) - head_offset;
+        const int64_t i = head_offset % (s.rotary_dim / 2);
+        const double a = p.q[base + i], b = p.q[base + i + s.rotary_dim / 2];
+        const double f = 0.1 * std::log(8.0) + 1;  // yarn's attention factor for factor 8
+        const double unit = ulp_f32(f * std::hypot(a, b));
+        ASSERT_LE(std::fabs(p.q_out[j] - on_the_fly[j]), 4 * unit)
+            << impl.name << (inverse ? " inverse" : "") << " element " << j;
+      }
+    }
+  }
+}
+
+TEST(OptimizedRope, InfinityAndNaNFollowTheDoubleFormula) {
+  for (const auto& impl : rope()) {
+    Shape s{.tokens = 1, .heads = 1, .head_dim = 4, .rotary_dim = 4};
+    Problem p(s, 1);
+    p.positions[0] = 3;
+    const float inf = std::numeric_limits<float>::infinity();
+    p.q = {inf, 2.0f, 1.0f, std::nanf("")};  // pairs (inf, 1) and (2, NaN)
+    impl.run(p.call());
+    const double c = std::cos(3.0), sn = std::sin(3.0);
+    EXPECT_EQ(p.q_out[0], static_cast<float>(inf * c - 1.0 * sn)) << impl.name;
+    EXPECT_EQ(p.q_out[2], static_cast<float>(1.0 * c + inf * sn)) << impl.name;
+    EXPECT_TRUE(std::isnan(p.q_out[1]) && std::isnan(p.q_out[3])) << impl.name;
+  }
+}
+
+TEST(OptimizedRope, BitwiseIdenticalForEveryThreadCount) {
+  for (bool cached : {false, true}) {
+    Shape s{.tokens = 2048,
+            .heads = 8,
+            .head_dim = 128,
+            .rotary_dim = 96,
+            .k_heads = 2,
+            .min_position = kMaxPosition - 100000,
+            .max_position = kMaxPosition,
+            .consecutive = true};  // parts start inside rotation-step chains
+    Problem p(s, 21);
+    std::vector<float> cos, sin;
+    RopeCall call = p.call();
+    if (cached) {
+      for (int64_t& pos : p.positions) pos -= kMaxPosition - 100000;
+      cos.resize(100001 * 48);
+      sin.resize(cos.size());
+      rope_cache().front().run({.rotary_dim = 96,
+                                .cos = view(cos.data(), DType::f32, {100001, 48}),
+                                .sin = view(sin.data(), DType::f32, {100001, 48})});
+      call.cos = view(cos.data(), DType::f32, {100001, 48});
+      call.sin = view(sin.data(), DType::f32, {100001, 48});
+    }
+    std::vector<float> first_q, first_k;
+    for (int threads : {1, 2, 3, 7}) {
+      std::fill(p.q_out.begin(), p.q_out.end(), 0.0f);
+      std::fill(p.k_out.begin(), p.k_out.end(), 0.0f);
+      call.threads = threads;
+      rope().front().run(call);
+      EXPECT_EQ(last_threaded_parts(), threads) << (cached ? "cached" : "on the fly");
+      if (first_q.empty()) {
+        first_q = p.q_out;
+        first_k = p.k_out;
+      }
+      EXPECT_EQ(std::memcmp(p.q_out.data(), first_q.data(), first_q.size() * 4), 0) << threads;
+      EXPECT_EQ(std::memcmp(p.k_out.data(), first_k.data(), first_k.size() * 4), 0) << threads;
+    }
+  }
+}
+
+TEST(OptimizedRope, RejectsAPositionPastTheCacheBeforeWriting) {
+  for (const auto& impl : rope()) {
+    Arena arena;
+    RopeCall call{.q = arena.alloc(DType::f32, {2, 1, 8}),
+                  .q_out = arena.alloc(DType::f32, {2, 1, 8}),
+                  .positions = arena.alloc(DType::i64, {2}),
+                  .rotary_dim = 8,
+                  .cos = arena.alloc(DType::f32, {10, 4}),
+                  .sin = arena.alloc(DType::f32, {10, 4})};
+    static_cast<int64_t*>(call.positions.data)[0] = 9;
+    static_cast<int64_t*>(call.positions.data)[1] = 10;
+    harness::expect_rejected(impl.run, call, arena, "positions[1]");
+  }
+}
+
+}  // namespace
+}  // namespace posenc::optimized

@@ -1,0 +1,156 @@
+// The optimized sinusoidal kernels against a straightforward long-double loop, on every target.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+#include "properties/compare.h"
+#include "properties/testing.h"
+
+namespace posenc::optimized {
+namespace {
+
+using harness::Arena;
+using harness::Layout;
+using harness::ulp_f32;
+
+// PE[p, c] in long double (its angle error is p·2⁻⁶⁴ rad, far below an f32 ulp).
+long double exact_pe(int64_t p, int64_t c, int64_t d, double base) {
+  const double omega = std::pow(base, -2.0 * static_cast<double>(c / 2) / static_cast<double>(d));
+  const long double angle = static_cast<long double>(p) * omega;
+  return c % 2 == 0 ? sinl(angle) : cosl(angle);
+}
+
+struct Problem {
+  int64_t tokens, d;
+  std::vector<float> x, out;
+  std::vector<int64_t> positions;
+  // Random positions in [max_position − 1000, max_position], or (consecutive) the run ending at
+  // max_position, which takes the rotation-step path.
+  Problem(int64_t tokens_, int64_t d_, int64_t max_position, uint64_t seed,
+          bool consecutive = false)
+      : tokens(tokens_), d(d_), x(tokens * d), out(tokens * d, -3.0f), positions(tokens) {
+    std::mt19937_64 rng(seed);
+    for (float& v : x) v = std::uniform_real_distribution<float>(-2, 2)(rng);
+    for (int64_t t = 0; t < tokens; ++t) {
+      positions[t] = consecutive ? max_position - (tokens - 1 - t)
+                                 : std::uniform_int_distribution<int64_t>(max_position - 1000,
+                                                                          max_position)(rng);
+    }
+  }
+  SinusoidalCall call(int threads = 1) {
+    return {.out = view(out.data(), DType::f32, {tokens, d}),
+            .x = view(x.data(), DType::f32, {tokens, d}),
+            .positions = view(positions.data(), DType::i64, {tokens}),
+            .threads = threads};
+  }
+  // Worst |out − (x + PE)| in ulp_f32(1 + |x|), the family's unit.
+  double worst_error() const {
+    double worst = 0;
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t c = 0; c < d; ++c) {
+        const long double want = x[t * d + c] + exact_pe(positions[t], c, d, 10000.0);
+        const double err = std::fabs(static_cast<double>(out[t * d + c] - want));
+        worst = std::max(worst, err / ulp_f32(1 + std::fabs(x[t * d + c])));
+      }
+    }
+    return worst;
+  }
+};
+
+TEST(OptimizedSinusoidal, EveryTargetIsAccurateUpToPosition2To24) {
+  // Rounded once from a near-exact double: within half an ulp of the output plus 2⁻²⁰ or so.
+  for (const auto& impl : sinusoidal()) {
+    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;  // this host runs every target
+    for (int64_t d : {2, 6, 10, 34, 128, 130, 1100}) {      // vector tails; 1100: angle blocks
+      Problem p(7, d, kMaxPosition, static_cast<uint64_t>(d));
+      impl.run(p.call());
+      EXPECT_LE(p.worst_error(), 0.5001) << impl.name << " d=" << d;
+    }
+  }
+}
+
+TEST(OptimizedSinusoidal, TableWithoutXMatchesTheFormula) {
+  for (const auto& impl : sinusoidal()) {
+    const int64_t rows = 33, d = 22;
+    std::vector<float> pe(rows * d);
+    impl.run({.out = view(pe.data(), DType::f32, {rows, d})});
+    for (int64_t p = 0; p < rows; ++p) {
+      for (int64_t c = 0; c < d; ++c) {
+        const double err = std::fabs(static_cast<double>(pe[p * d + c] - exact_pe(p, c, d, 1e4)));
+        ASSERT_LE(err, 0.5001 * ulp_f32(1)) << impl.name << " PE[" << p << ", " << c << "]";
+      }
+    }
+    EXPECT_EQ(pe[0], 0.0f);  // sin 0
+    EXPECT_EQ(pe[1], 1.0f);  // cos 0
+  }
+}
+
+TEST(OptimizedSinusoidal, StridedViewsAndInPlaceGiveTheContiguousAnswer) {
+  for (const auto& impl : sinusoidal()) {
+    Problem p(5, 12, 5000, 1);
+    impl.run(p.call());
+    const std::vector<float> want = p.out;
+    for (Layout layout : {Layout::padded, Layout::permuted}) {
+      Arena arena;
+      SinusoidalCall call{.out = arena.alloc(DType::f32, {p.tokens, p.d}, layout),
+                          .x = arena.alloc(DType::f32, {p.tokens, p.d}, layout),
+                          .positions = arena.alloc(DType::i32, {p.tokens}, layout)};
+      for (int64_t t = 0; t < p.tokens; ++t) {
+        for (int64_t c = 0; c < p.d; ++c) store(*call.x, call.x->offset(t, c), p.x[t * p.d + c]);
+        static_cast<int32_t*>(call.positions->data)[call.positions->offset(t)] =
+            static_cast<int32_t>(p.positions[t]);
+      }
+      arena.snapshot();
+      impl.run(call);
+      EXPECT_FALSE(arena.stray_write({call.out})) << impl.name;
+      for (int64_t t = 0; t < p.tokens; ++t) {
+        for (int64_t c = 0; c < p.d; ++c) {
+          ASSERT_EQ(load(call.out, call.out.offset(t, c)), want[t * p.d + c])
+              << impl.name << " " << harness::layout_name(layout);
+        }
+      }
+    }
+    SinusoidalCall in_place = p.call();
+    in_place.out = *in_place.x;
+    impl.run(in_place);
+    EXPECT_EQ(std::memcmp(p.x.data(), want.data(), want.size() * sizeof(float)), 0) << impl.name;
+  }
+}
+
+TEST(OptimizedSinusoidal, BitwiseIdenticalForEveryThreadCount) {
+  for (bool with_positions : {true, false}) {  // without: position t, every row a rotation step
+    Problem p(4096, 512, kMaxPosition, 9);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3, 7}) {
+      std::fill(p.out.begin(), p.out.end(), 0.0f);
+      SinusoidalCall call = p.call(threads);
+      if (!with_positions) call.positions.reset();
+      sinusoidal().front().run(call);
+      EXPECT_EQ(last_threaded_parts(), threads);
+      if (first.empty()) first = p.out;
+      EXPECT_EQ(std::memcmp(p.out.data(), first.data(), first.size() * sizeof(float)), 0)
+          << threads << " threads";
+    }
+  }
+}
+
+TEST(OptimizedSinusoidal, RejectsAPositionPast2To24BeforeWriting) {
+  for (const auto& impl : sinusoidal()) {
+    Arena arena;
+    SinusoidalCall call{.out = arena.alloc(DType::f32, {3, 8}),
+                        .positions = arena.alloc(DType::i64, {3})};
+    int64_t* pos = static_cast<int64_t*>(call.positions->data);
+    pos[0] = 0;
+    pos[1] = kMaxPosition + 1;
+    pos[2] = 5;
+    harness::expect_rejected(impl.run, call, arena, "positions[1]");
+  }
+}
+
+}  // namespace
+}  // namespace posenc::optimized
