@@ -1,0 +1,145 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+#include "posenc/error.h"
+
+namespace posenc::optimized {
+namespace {
+
+struct Problem {
+  int64_t tokens, rows, dim;
+  std::vector<float> x, table, out;
+  std::vector<int64_t> positions;
+
+  Problem(int64_t tokens_, int64_t rows_, int64_t dim_, uint64_t seed)
+      : tokens(tokens_),
+        rows(rows_),
+        dim(dim_),
+        x(tokens * dim),
+        table(rows * dim),
+        out(tokens * dim, -7.0f),
+        positions(tokens) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-4, 4);
+    for (float& v : x) v = u(rng);
+    for (float& v : table) v = u(rng);
+    for (int64_t& p : positions) p = std::uniform_int_distribution<int64_t>(0, rows - 1)(rng);
+  }
+  AbsoluteCall call(int threads = 1) {
+    return {.x = view(x.data(), DType::f32, {tokens, dim}),
+            .table = view(table.data(), DType::f32, {rows, dim}),
+            .positions = view(positions.data(), DType::i64, {tokens}),
+            .out = view(out.data(), DType::f32, {tokens, dim}),
+            .threads = threads};
+  }
+  // The sum in f32, element by element.
+  std::vector<float> expected() const {
+    std::vector<float> e(tokens * dim);
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t c = 0; c < dim; ++c)
+        e[t * dim + c] = x[t * dim + c] + table[positions[t] * dim + c];
+    }
+    return e;
+  }
+};
+
+bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(OptimizedAbsolute, EveryTargetIsListedAndTheFallbackRunsHere) {
+  const auto impls = absolute();
+  ASSERT_GE(impls.size(), 3u);  // dispatched + at least one SIMD target + the scalar fallback
+  EXPECT_EQ(impls.front().name, "absolute/optimized");
+  bool fallback = false;
+  for (const auto& impl : impls) {
+    fallback |= impl.name == "absolute/hwy:EMU128" || impl.name == "absolute/hwy:SCALAR";
+  }
+  EXPECT_TRUE(fallback);
+  EXPECT_EQ(impls.back().unavailable_reason(), "");
+}
+
+TEST(OptimizedAbsolute, EveryTargetIsBitwiseExactIncludingVectorTails) {
+  for (const auto& impl : absolute()) {
+    if (!impl.unavailable_reason().empty()) continue;
+    for (int64_t dim : {1, 3, 7, 16, 17, 33, 100, 768}) {
+      Problem p(9, 13, dim, static_cast<uint64_t>(dim));
+      impl.run(p.call());
+      EXPECT_TRUE(bitwise_equal(p.out, p.expected())) << impl.name << " dim=" << dim;
+    }
+  }
+}
+
+TEST(OptimizedAbsolute, StridedViewsAndInt32PositionsAndInPlace) {
+  for (const auto& impl : absolute()) {
+    if (!impl.unavailable_reason().empty()) continue;
+    Problem p(6, 5, 11, 3);
+    const std::vector<float> expected = p.expected();
+    // x stored transposed, out with a padded row, table with a padded row, i32 positions.
+    std::vector<float> xt(p.dim * p.tokens), out(p.tokens * 16, 99.0f), table(p.rows * 12);
+    for (int64_t t = 0; t < p.tokens; ++t) {
+      for (int64_t c = 0; c < p.dim; ++c) xt[c * p.tokens + t] = p.x[t * p.dim + c];
+    }
+    for (int64_t r = 0; r < p.rows; ++r) {
+      for (int64_t c = 0; c < p.dim; ++c) table[r * 12 + c] = p.table[r * p.dim + c];
+    }
+    std::vector<int32_t> pos32(p.positions.begin(), p.positions.end());
+    impl.run({.x = view(xt.data(), DType::f32, {p.tokens, p.dim}, {1, p.tokens}),
+              .table = view(table.data(), DType::f32, {p.rows, p.dim}, {12, 1}),
+              .positions = view(pos32.data(), DType::i32, {p.tokens}),
+              .out = view(out.data(), DType::f32, {p.tokens, p.dim}, {16, 1}),
+              .threads = 1});
+    for (int64_t t = 0; t < p.tokens; ++t) {
+      for (int64_t c = 0; c < 16; ++c) {
+        if (c < p.dim) {
+          ASSERT_EQ(out[t * 16 + c], expected[t * p.dim + c]) << impl.name;
+        } else {
+          ASSERT_EQ(out[t * 16 + c], 99.0f) << impl.name << " wrote into the row padding";
+        }
+      }
+    }
+    AbsoluteCall in_place = p.call();
+    in_place.out = in_place.x;
+    impl.run(in_place);
+    EXPECT_TRUE(bitwise_equal(p.x, expected)) << impl.name << " in place";
+  }
+}
+
+TEST(OptimizedAbsolute, BitwiseIdenticalForEveryThreadCount) {
+  Problem p(8192, 2048, 768, 11);  // GPT-2 sized rows, enough work for 7 parts
+  std::vector<float> first;
+  for (int threads : {1, 2, 3, 7}) {
+    std::fill(p.out.begin(), p.out.end(), 0.0f);
+    absolute().front().run(p.call(threads));
+    EXPECT_EQ(last_threaded_parts(), threads) << "the determinism check must really run threaded";
+    if (first.empty()) {
+      first = p.out;
+      EXPECT_TRUE(bitwise_equal(first, p.expected()));
+    } else {
+      EXPECT_TRUE(bitwise_equal(p.out, first)) << threads << " threads";
+    }
+  }
+}
+
+TEST(OptimizedAbsolute, RejectsBadPositionsBeforeWriting) {
+  for (const auto& impl : absolute()) {
+    if (!impl.unavailable_reason().empty()) continue;
+    Problem p(4, 3, 8, 5);
+    p.positions[2] = 3;  // one past the table
+    try {
+      impl.run(p.call());
+      FAIL() << impl.name << " accepted a position past the table";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.argument(), "positions[2]") << impl.name;
+    }
+    for (float v : p.out) ASSERT_EQ(v, -7.0f) << impl.name << " wrote before rejecting";
+  }
+}
+
+}  // namespace
+}  // namespace posenc::optimized

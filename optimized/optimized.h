@@ -1,0 +1,19 @@
+// The optimized kernels: Highway SIMD compiled for every target Highway builds on this
+// architecture, threaded over a persistent pool with static partitioning. Each function returns its
+// family's registry entries: "<family>/optimized" (dynamic dispatch to the best target this CPU
+// runs), then "<family>/hwy:<Target>" for each compiled target. Every entry validates its call
+// before writing, gives bitwise-identical output for every thread count, and states its accuracy
+// bound in the family's tolerance unit (see each function).
+#pragma once
+
+#include <vector>
+
+#include "posenc/absolute.h"
+#include "posenc/kernel.h"
+
+namespace posenc::optimized {
+
+// out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise).
+std::vector<Impl<AbsoluteCall>> absolute();
+
+}  // namespace posenc::optimized

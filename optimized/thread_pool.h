@@ -1,0 +1,43 @@
+// A small persistent thread pool with static partitioning. A kernel splits its items (tokens,
+// rows) into contiguous parts whose bounds depend only on the item count and the part count, and
+// computes every item the same way whichever part it falls in, so its output is bitwise identical
+// for every thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace posenc::optimized {
+
+// Items [begin, end) of one part.
+struct Range {
+  int64_t begin = 0, end = 0;
+};
+
+// Part `index` of [0, n) split into `parts` contiguous ranges whose sizes differ by at most one.
+Range partition(int64_t n, int parts, int index);
+
+// Waking a worker costs about 3.5 µs here, so a part must carry at least this much estimated work
+// before a second thread is worth it.
+inline constexpr double kMinPartNanos = 16000;
+// The largest number of parts a call uses (more threads than this would only add wake-ups).
+inline constexpr int kMaxParts = 256;
+
+// How many parts to split `items` into: `requested_threads` resolved by posenc::resolve_threads
+// (0: POSENC_NUM_THREADS, else the hardware's concurrency), capped at one part per item, at
+// kMaxParts, and at one part per kMinPartNanos of estimated work (`nanos_per_item` each), so small
+// problems run on the calling thread alone. Throws posenc::Error for a negative thread count.
+int plan_parts(int requested_threads, int64_t items, double nanos_per_item);
+
+// Runs body(partition(n, parts, i)) for every part i and returns when all are done. Part 0 runs on
+// the calling thread, the others on the persistent pool. If bodies throw, every part still runs
+// and the exception of the lowest-index part that threw is rethrown. A call made from inside a
+// body, or while another thread is using the pool, runs all its parts on the calling thread in
+// order: same ranges, same results.
+void parallel_for(int64_t n, int parts, const std::function<void(Range)>& body);
+
+// Parts the last parallel_for on this thread actually spread over threads (1 when it ran inline);
+// lets tests check that a determinism test really ran threaded.
+int last_threaded_parts();
+
+}  // namespace posenc::optimized

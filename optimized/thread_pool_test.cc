@@ -1,0 +1,153 @@
+#include "optimized/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "posenc/error.h"
+
+namespace posenc::optimized {
+namespace {
+
+TEST(Partition, CoversEveryItemOnceInOrderWithBalancedSizes) {
+  for (int64_t n : {0, 1, 2, 3, 5, 7, 8, 63, 64, 65, 1000, 4097}) {
+    for (int parts : {1, 2, 3, 4, 7, 8, 13, 64, 256}) {
+      int64_t next = 0, smallest = n, largest = 0;
+      for (int i = 0; i < parts; ++i) {
+        const Range r = partition(n, parts, i);
+        ASSERT_EQ(r.begin, next) << "n=" << n << " parts=" << parts << " part " << i;
+        ASSERT_GE(r.end, r.begin);
+        smallest = std::min(smallest, r.end - r.begin);
+        largest = std::max(largest, r.end - r.begin);
+        next = r.end;
+      }
+      EXPECT_EQ(next, n) << "n=" << n << " parts=" << parts;
+      EXPECT_LE(largest - smallest, 1) << "n=" << n << " parts=" << parts;
+    }
+  }
+}
+
+TEST(ParallelFor, RunsEveryItemExactlyOnceOnTheRequestedThreads) {
+  for (int64_t n : {1, 2, 3, 10, 100, 1001}) {
+    for (int parts : {1, 2, 3, 7, 16}) {
+      std::vector<std::atomic<int>> hits(n);
+      std::vector<std::thread::id> owner(n);
+      parallel_for(n, parts, [&](Range r) {
+        for (int64_t i = r.begin; i < r.end; ++i) {
+          hits[i]++;
+          owner[i] = std::this_thread::get_id();
+        }
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << "n=" << n << " parts=" << parts;
+      const int used = static_cast<int>(std::min<int64_t>(parts, n));
+      EXPECT_EQ(last_threaded_parts(), used);
+      // Part 0 runs on the caller; with several parts, some other thread ran the last one.
+      EXPECT_EQ(owner[0], std::this_thread::get_id());
+      if (used > 1) {
+        EXPECT_NE(owner[n - 1], std::this_thread::get_id());
+      }
+    }
+  }
+}
+
+TEST(ParallelFor, EmptyRangeRunsOnePartOfNothing) {
+  int calls = 0;
+  parallel_for(0, 4, [&](Range r) {
+    EXPECT_EQ(r.begin, r.end);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(ParallelFor, NestedCallsRunInlineAndCoverEverything) {
+  constexpr int64_t kOuter = 6, kInner = 50;
+  std::vector<std::atomic<int>> hits(kOuter * kInner);
+  parallel_for(kOuter, 3, [&](Range outer) {
+    for (int64_t i = outer.begin; i < outer.end; ++i) {
+      const std::thread::id self = std::this_thread::get_id();
+      parallel_for(kInner, 4, [&](Range inner) {
+        EXPECT_EQ(std::this_thread::get_id(), self);  // nested: inline on this thread
+        for (int64_t j = inner.begin; j < inner.end; ++j) hits[i * kInner + j]++;
+      });
+      EXPECT_EQ(last_threaded_parts(), 1);
+    }
+  });
+  for (auto& h : hits) ASSERT_EQ(h, 1);
+}
+
+TEST(ParallelFor, ConcurrentCallersEachGetTheirOwnResult) {
+  constexpr int kCallers = 4, kRounds = 50;
+  constexpr int64_t kItems = 1000;
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < kRounds; ++round) {
+        std::vector<int64_t> out(kItems, -1);
+        parallel_for(kItems, 3, [&](Range r) {
+          for (int64_t i = r.begin; i < r.end; ++i) out[i] = i * (c + 1);
+        });
+        for (int64_t i = 0; i < kItems; ++i) failures += out[i] != i * (c + 1);
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(failures, 0);
+}
+
+TEST(ParallelFor, RethrowsTheLowestPartsExceptionAfterAllPartsRan) {
+  std::vector<std::atomic<int>> ran(8);
+  try {
+    parallel_for(8, 8, [&](Range r) {
+      ran[r.begin]++;
+      if (r.begin == 5) throw std::runtime_error("part 5");
+      if (r.begin == 2) throw std::runtime_error("part 2");
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "part 2");
+  }
+  for (auto& r : ran) EXPECT_EQ(r, 1);
+  // The pool is still usable.
+  std::atomic<int> sum{0};
+  parallel_for(4, 4, [&](Range r) { sum += static_cast<int>(r.begin); });
+  EXPECT_EQ(sum, 0 + 1 + 2 + 3);
+}
+
+TEST(PlanParts, SmallWorkStaysOnTheCallingThread) {
+  EXPECT_EQ(plan_parts(8, 1, 1e9), 1);  // one item cannot be split
+  EXPECT_EQ(plan_parts(8, 1000, 1), 1);
+  EXPECT_EQ(plan_parts(8, 1000, 2 * kMinPartNanos / 1000 * 0.99), 1);
+}
+
+TEST(PlanParts, LargeWorkUsesTheRequestedThreadsCappedByWork) {
+  EXPECT_EQ(plan_parts(7, 1 << 20, 1000), 7);
+  EXPECT_EQ(plan_parts(1, 1 << 20, 1000), 1);
+  EXPECT_EQ(plan_parts(64, 100, 3 * kMinPartNanos / 100), 3);
+  EXPECT_EQ(plan_parts(4, 3, 1e9), 3);  // never more parts than items
+  EXPECT_EQ(plan_parts(1000, 1 << 20, 1e6), kMaxParts);
+}
+
+TEST(PlanParts, ZeroThreadsReadsTheEnvironment) {
+  ASSERT_EQ(setenv("POSENC_NUM_THREADS", "3", 1), 0);
+  EXPECT_EQ(plan_parts(0, 1 << 20, 1000), 3);
+  ASSERT_EQ(unsetenv("POSENC_NUM_THREADS"), 0);
+}
+
+TEST(PlanParts, NegativeThreadsIsABadArgumentEvenForSmallWork) {
+  for (int64_t items : {int64_t{1}, int64_t{1} << 20}) {
+    try {
+      plan_parts(-1, items, 1000);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.argument(), "threads");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace posenc::optimized
