@@ -9,11 +9,17 @@
 #include <vector>
 
 #include "posenc/absolute.h"
+#include "posenc/attention.h"
 #include "posenc/kernel.h"
 
 namespace posenc::optimized {
 
 // out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise).
 std::vector<Impl<AbsoluteCall>> absolute();
+
+// softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
+// by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 as the
+// reference does. Bound in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax): see attention.cc.
+std::vector<Impl<AttentionCall>> attention();
 
 }  // namespace posenc::optimized

@@ -1,0 +1,448 @@
+// attention: softmax(scale·q·kᵀ + bias + mask)·v, flash-style. A work item is one query head and a
+// block of kQueryRows query rows; it walks the key blocks in order, computing the block's scores
+// with Eigen's GEMM, the online softmax (running maximum, rescaled sum and accumulator) with
+// Highway, and the block's p·v with Eigen's GEMM again. Work items are split across threads, and
+// every row is computed the same way whichever thread runs it, so the output is bitwise identical
+// for every thread count.
+//
+// The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
+// visible values are finite. Masked keys contribute nothing: their scores become −∞ and their p
+// exactly 0, and value rows holding NaN or ∞ (an unused KV-cache slot) are zeroed before the GEMM
+// reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite visible value — is
+// recomputed in fp64 exactly as the reference does, so the edge rules (NaN rows, +∞ scores, …)
+// are the reference's own.
+#ifndef POSENC_OPTIMIZED_ATTENTION_SHARED
+#define POSENC_OPTIMIZED_ATTENTION_SHARED
+#include <hwy/aligned_allocator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "optimized/attention_gemm.h"
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+
+namespace posenc::optimized::attention_detail {
+
+inline constexpr int64_t kQueryRows = 64;  // rows of a work item
+inline constexpr int64_t kKeyBlock = 256;  // keys per block; a multiple of every vector width
+inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
+
+inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// What every work item reads, prepared once per call.
+struct Plan {
+  const AttentionCall* call = nullptr;
+  int64_t tq = 0, tk = 0, hq = 0, group = 0, d = 0, dv = 0;
+  int64_t query_blocks = 0, key_blocks = 0;
+  float scale = 0;
+  bool causal = false, explicit_positions = false;
+  std::vector<int64_t> q_pos;                 // causal: every query's position
+  std::vector<int32_t> k_pos;                 // causal with explicit positions, padded for loads
+  std::vector<int64_t> block_min, block_max;  // causal: key positions' range per key block
+
+  explicit Plan(const AttentionCall& c) : call(&c) {
+    tq = c.q.shape[0];
+    hq = c.q.shape[1];
+    d = c.q.shape[2];
+    tk = c.k.shape[0];
+    group = hq / c.k.shape[1];
+    dv = c.v.shape[2];
+    query_blocks = (tq + kQueryRows - 1) / kQueryRows;
+    key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
+    scale = static_cast<float>(c.resolved_scale());
+    causal = c.mask == Mask::causal;
+    explicit_positions = c.q_positions.has_value();
+    if (!causal) return;
+    q_pos.resize(tq);
+    for (int64_t i = 0; i < tq; ++i) q_pos[i] = c.q_position(i);
+    if (explicit_positions) {  // positions lie in [0, 2^24]: int32 is exact
+      k_pos.assign(round_up(tk, kMaxLanes), 0);
+      for (int64_t j = 0; j < tk; ++j) k_pos[j] = static_cast<int32_t>(c.k_position(j));
+    }
+    block_min.resize(key_blocks);
+    block_max.resize(key_blocks);
+    for (int64_t b = 0; b < key_blocks; ++b) {
+      const int64_t j0 = b * kKeyBlock, j1 = std::min(tk, j0 + kKeyBlock);
+      block_min[b] = std::numeric_limits<int64_t>::max();
+      block_max[b] = std::numeric_limits<int64_t>::min();
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t p = c.k_position(j);
+        block_min[b] = std::min(block_min[b], p);
+        block_max[b] = std::max(block_max[b], p);
+      }
+    }
+  }
+
+  // Work item → (head, query block). Query blocks alternate from both ends so that a contiguous
+  // range of items mixes cheap early rows and costly late ones under a causal mask.
+  void item(int64_t index, int64_t& head, int64_t& first_row, int64_t& end_row) const {
+    head = index / query_blocks;
+    const int64_t r = index % query_blocks;
+    const int64_t block = r % 2 == 0 ? r / 2 : query_blocks - 1 - r / 2;
+    first_row = block * kQueryRows;
+    end_row = std::min(tq, first_row + kQueryRows);
+  }
+};
+
+// One output row computed exactly as the reference computes it, in fp64; for rows the fast path
+// does not cover.
+inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t tk = k.shape[0], d = q.shape[2], dv = v.shape[2];
+  const int64_t kvh = h / (q.shape[1] / k.shape[1]);
+  const double scale = call.resolved_scale();
+  const double kMasked = -std::numeric_limits<double>::infinity();
+  std::vector<double> score(tk), acc(dv, 0.0);
+  double row_max = kMasked;
+  bool any_nan = false;
+  for (int64_t j = 0; j < tk; ++j) {
+    if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i)) {
+      score[j] = kMasked;
+      continue;
+    }
+    double dot = 0;
+    for (int64_t c = 0; c < d; ++c)
+      dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
+    score[j] = scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+    if (std::isnan(score[j])) any_nan = true;
+    if (score[j] > row_max) row_max = score[j];
+  }
+  double total = 0;
+  if (any_nan) {
+    std::fill(acc.begin(), acc.end(), std::nan(""));
+    total = 1;
+  } else if (row_max != kMasked) {
+    for (int64_t j = 0; j < tk; ++j) {
+      if (score[j] == kMasked) continue;
+      const double w = std::exp(score[j] - row_max);
+      total += w;
+      for (int64_t c = 0; c < dv; ++c) acc[c] += w * load(v, v.offset(j, kvh, c));
+    }
+  }
+  for (int64_t c = 0; c < dv; ++c)
+    store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+}
+
+// Per-thread buffers, 64-byte aligned; rows padded to whole vectors.
+struct Scratch {
+  int64_t ldq, lds, ldacc, ldk, ldv;
+  hwy::AlignedFreeUniquePtr<float[]> q, s, acc, k, v, bias_row, out_row;
+  std::vector<float> m, l;
+  std::vector<uint8_t> exceptional;
+  std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
+
+  explicit Scratch(const Plan& p)
+      : ldq(p.d),
+        lds(kKeyBlock),
+        ldacc(round_up(p.dv, kMaxLanes)),
+        ldk(p.d),
+        ldv(p.dv),
+        q(zeros(kQueryRows * ldq)),
+        s(zeros(kQueryRows * lds)),
+        acc(zeros(kQueryRows * ldacc)),
+        k(zeros(kKeyBlock * ldk)),
+        v(zeros(kKeyBlock * ldv)),
+        bias_row(zeros(lds)),
+        out_row(zeros(ldacc)),
+        m(kQueryRows),
+        l(kQueryRows),
+        exceptional(kQueryRows) {}
+
+  static hwy::AlignedFreeUniquePtr<float[]> zeros(int64_t n) {
+    auto p = hwy::AllocateAligned<float>(static_cast<size_t>(n));
+    std::fill(p.get(), p.get() + n, 0.0f);
+    return p;
+  }
+};
+
+}  // namespace posenc::optimized::attention_detail
+#endif  // POSENC_OPTIMIZED_ATTENTION_SHARED
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/attention.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+// clang-format off: after highway.h, once per target
+#include <hwy/contrib/math/math-inl.h>
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using namespace attention_detail;
+
+// The Eigen copy this target's CPU is sure to run.
+#if POSENC_GEMM_X86 && HWY_TARGET == HWY_AVX2
+namespace gemm = gemm_avx2;
+#elif POSENC_GEMM_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+namespace gemm = gemm_avx512;
+#else
+namespace gemm = gemm_baseline;
+#endif
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+
+// Copies n elements with stride `stride` into contiguous dst.
+HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+  } else {
+    for (int64_t c = 0; c < n; ++c) dst[c] = src[c * stride];
+  }
+}
+
+// Whether all n elements of the contiguous row are finite.
+HWY_INLINE bool AllFinite(const float* row, int64_t n) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  auto finite = hn::FirstN(df, static_cast<size_t>(N));  // all true
+  int64_t c = 0;
+  for (; c + N <= n; c += N) finite = hn::And(finite, hn::IsFinite(hn::LoadU(df, row + c)));
+  bool ok = hn::AllTrue(df, finite);
+  for (; c < n; ++c) ok &= std::isfinite(row[c]);
+  return ok;
+}
+
+// One query row's step of the online softmax over one key block of n keys. Turns the row's raw
+// products s[0, n) into p = exp(score − new maximum), rescales the row's accumulator and sum, and
+// returns false when the row needs the exact path.
+HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h, int64_t i,
+                            int64_t j0, int64_t n, int64_t kb) {
+  const DF df;
+  const DI di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const AttentionCall& call = *plan.call;
+  float* s = sc.s.get() + r * sc.lds;
+  const int64_t padded = round_up(n, N);
+
+  // Keys [0, limit) may be visible; with explicit positions each is checked too.
+  int64_t limit = n;
+  bool check_positions = false;
+  if (plan.causal) {
+    const int64_t qp = plan.q_pos[i];
+    if (plan.block_min[kb] > qp) limit = 0;
+    if (plan.explicit_positions) {
+      check_positions = plan.block_max[kb] > qp;
+    } else {
+      limit = std::clamp<int64_t>(qp - j0 + 1, 0, n);
+    }
+  }
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+  if (limit == 0) {
+    std::fill(s, s + padded, 0.0f);
+    return true;
+  }
+
+  const float* bias = nullptr;
+  if (call.bias) {
+    const Tensor& b = *call.bias;
+    const float* src = b.as<float>() + b.offset(h, i, j0);
+    if (b.strides[2] == 1 && n == padded) {
+      bias = src;
+    } else {
+      Gather(src, b.strides[2], n, sc.bias_row.get());
+      bias = sc.bias_row.get();
+    }
+  }
+
+  const auto neg_inf = hn::Set(df, kNegInf);
+  const auto scale = hn::Set(df, plan.scale);
+  const auto qp32 = hn::Set(di, check_positions ? static_cast<int32_t>(plan.q_pos[i]) : 0);
+  auto row_max = neg_inf;
+  auto bad = hn::Lt(row_max, row_max);  // all false
+  for (int64_t c = 0; c < padded; c += N) {
+    auto visible = hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(limit - c, 0)));
+    if (check_positions) {
+      const auto kp = hn::LoadU(di, plan.k_pos.data() + j0 + c);
+      visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, qp32)), visible);
+    }
+    const auto raw = hn::Load(df, s + c);
+    auto score = hn::Mul(raw, scale);
+    auto ok = hn::IsFinite(score);
+    if (bias != nullptr) {
+      const auto b = hn::LoadU(df, bias + c);  // a copied row is padded to whole vectors
+      score = hn::MulAdd(raw, scale, b);
+      // −∞ from the bias masks the key, as long as the product itself is finite.
+      ok = hn::Or(hn::IsFinite(score), hn::And(hn::IsFinite(raw), hn::Eq(b, neg_inf)));
+    }
+    bad = hn::Or(bad, hn::AndNot(ok, visible));
+    score = hn::IfThenElse(visible, score, neg_inf);
+    hn::Store(score, df, s + c);
+    row_max = hn::Max(row_max, score);
+  }
+  if (!hn::AllFalse(df, bad)) return false;
+  for (int64_t j : sc.bad_values) {
+    if (s[j] != kNegInf) return false;  // a visible key's value is NaN or ∞
+  }
+
+  const float old_max = sc.m[r];
+  const float new_max = std::max(old_max, hn::GetLane(hn::MaxOfLanes(df, row_max)));
+  if (new_max == kNegInf) {  // nothing visible yet
+    std::fill(s, s + padded, 0.0f);
+    return true;
+  }
+  const auto max = hn::Set(df, new_max);
+  const auto floor = hn::Set(df, -126.0f);  // below Exp's range: gives 0, and −∞ never reaches Exp
+  auto sum = hn::Zero(df);
+  for (int64_t c = 0; c < padded; c += N) {
+    const auto p = hn::Exp(df, hn::Max(hn::Sub(hn::Load(df, s + c), max), floor));
+    hn::Store(p, df, s + c);
+    sum = hn::Add(sum, p);
+  }
+  float total = sc.l[r];
+  if (old_max != new_max && old_max != kNegInf) {
+    const auto alpha = hn::Exp(df, hn::Set(df, old_max - new_max));
+    float* acc = sc.acc.get() + r * sc.ldacc;
+    for (int64_t c = 0; c < sc.ldacc; c += N) {
+      hn::Store(hn::Mul(hn::Load(df, acc + c), alpha), df, acc + c);
+    }
+    total *= hn::GetLane(alpha);
+  }
+  sc.l[r] = total + hn::GetLane(hn::SumOfLanes(df, sum));
+  sc.m[r] = new_max;
+  return true;
+}
+
+// Rows [i0, i1) of query head h.
+HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0, int64_t i1) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const AttentionCall& call = *plan.call;
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t kvh = h / plan.group, rows = i1 - i0, d = plan.d, dv = plan.dv;
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+
+  for (int64_t r = 0; r < rows; ++r) {
+    Gather(q.as<float>() + q.offset(i0 + r, h, 0), q.strides[2], d, sc.q.get() + r * sc.ldq);
+    std::fill(sc.acc.get() + r * sc.ldacc, sc.acc.get() + (r + 1) * sc.ldacc, 0.0f);
+    sc.m[r] = kNegInf;
+    sc.l[r] = 0;
+    sc.exceptional[r] = 0;
+  }
+  int64_t last_position = 0;
+  if (plan.causal) last_position = *std::max_element(&plan.q_pos[i0], &plan.q_pos[i0] + rows);
+
+  for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
+    if (plan.causal && plan.block_min[kb] > last_position) continue;  // masked for every row
+    const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
+
+    const float* keys = k.as<float>() + k.offset(j0, kvh, 0);
+    int64_t ldk = k.strides[0];
+    if (k.strides[2] != 1) {
+      for (int64_t j = 0; j < n; ++j)
+        Gather(keys + j * k.strides[0], k.strides[2], d, sc.k.get() + j * sc.ldk);
+      keys = sc.k.get();
+      ldk = sc.ldk;
+    }
+    gemm::product_abt(sc.q.get(), sc.ldq, keys, ldk, sc.s.get(), sc.lds, rows, n, d);
+
+    // Values: read in place when contiguous and finite, else copied with non-finite rows zeroed
+    // (their keys must be masked for a row to stay on the fast path).
+    const float* values = v.as<float>() + v.offset(j0, kvh, 0);
+    int64_t ldv = v.strides[0];
+    sc.bad_values.clear();
+    if (v.strides[2] == 1) {
+      for (int64_t j = 0; j < n; ++j) {
+        if (!AllFinite(values + j * ldv, dv)) sc.bad_values.push_back(j);
+      }
+    }
+    if (v.strides[2] != 1 || !sc.bad_values.empty()) {
+      sc.bad_values.clear();
+      for (int64_t j = 0; j < n; ++j) {
+        float* dst = sc.v.get() + j * sc.ldv;
+        Gather(values + j * v.strides[0], v.strides[2], dv, dst);
+        if (!AllFinite(dst, dv)) {
+          sc.bad_values.push_back(j);
+          std::fill(dst, dst + dv, 0.0f);
+        }
+      }
+      values = sc.v.get();
+      ldv = sc.ldv;
+    }
+
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!sc.exceptional[r] && !SoftmaxStep(plan, sc, r, h, i0 + r, j0, n, kb)) {
+        sc.exceptional[r] = 1;
+      }
+      if (sc.exceptional[r]) {
+        std::fill(sc.s.get() + r * sc.lds, sc.s.get() + r * sc.lds + round_up(n, N), 0.0f);
+      }
+    }
+    gemm::accumulate_ab(sc.s.get(), sc.lds, values, ldv, sc.acc.get(), sc.ldacc, rows, dv, n);
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    if (sc.exceptional[r]) {
+      exact_row(call, h, i0 + r);
+      continue;
+    }
+    // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
+    const float* acc = sc.acc.get() + r * sc.ldacc;
+    float* o = sc.out_row.get();
+    const auto total = hn::Set(df, sc.l[r]);
+    for (int64_t c = 0; c < sc.ldacc; c += N) {
+      const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
+      hn::Store(value, df, o + c);
+    }
+    float* dst = out.as<float>() + out.offset(i0 + r, h, 0);
+    if (out.strides[2] == 1) {
+      std::memcpy(dst, o, static_cast<size_t>(dv) * sizeof(float));
+    } else {
+      for (int64_t c = 0; c < dv; ++c) dst[c * out.strides[2]] = o[c];
+    }
+  }
+}
+
+// Work items [begin, end) (see Plan::item).
+void Attend(const Plan& plan, int64_t begin, int64_t end) {
+  Scratch scratch(plan);
+  for (int64_t index = begin; index < end; ++index) {
+    int64_t h, i0, i1;
+    plan.item(index, h, i0, i1);
+    AttendBlock(plan, scratch, h, i0, i1);
+  }
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "optimized/targets.h"
+
+namespace posenc::optimized {
+
+using AttendFn = decltype(HWY_STATIC_DISPATCH(Attend));
+
+namespace {
+
+void run_attention(const AttentionCall& call, AttendFn* attend) {
+  call.validate();
+  const attention_detail::Plan plan(call);
+  const int64_t items = plan.hq * plan.query_blocks;
+  if (items == 0) return;
+  // Per score: the two products at roughly 40 flop/ns, plus the softmax.
+  const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
+  const double per_item = per_score * static_cast<double>(attention_detail::kQueryRows * plan.tk);
+  const int parts = plan_parts(call.threads, items, per_item);
+  parallel_for(items, parts, [&](Range r) { attend(plan, r.begin, r.end); });
+}
+
+}  // namespace
+
+std::vector<Impl<AttentionCall>> attention() {
+  static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
+  const uint64_t variants = variant::f32 | variant::strided | variant::attention_causal |
+                            variant::attention_bias | variant::attention_gqa |
+                            variant::attention_positions;
+  return target_impls<AttentionCall>("attention", variants, /*bound=*/64, /*threaded=*/true, table,
+                                     run_attention);
+}
+
+}  // namespace posenc::optimized
+#endif  // HWY_ONCE
