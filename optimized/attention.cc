@@ -425,11 +425,11 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
   call.validate();
   const attention_detail::Plan plan(call);
   const int64_t items = plan.hq * plan.query_blocks;
-  if (items == 0) return;
   // Per score: the two products at roughly 40 flop/ns, plus the softmax.
   const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
   const double per_item = per_score * static_cast<double>(attention_detail::kQueryRows * plan.tk);
   const int parts = plan_parts(call.threads, items, per_item);
+  if (items == 0) return;
   parallel_for(items, parts, [&](Range r) { attend(plan, r.begin, r.end); });
 }
 
