@@ -239,11 +239,21 @@ void check_no_overlap(const Tensor& out, const std::string& out_name, const Tens
           "overlaps " + in_name + (allow_identical ? " without being the same view" : ""));
 }
 
+namespace {
+
+[[noreturn]] void position_out_of_range(const std::string& name, int64_t i, int64_t p, int64_t lo,
+                                        int64_t hi) {
+  throw Error(name + "[" + std::to_string(i) + "]", std::to_string(p),
+              "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+}  // namespace
+
 void check_positions(const Tensor& positions, const std::string& name, int64_t lo, int64_t hi) {
+  // The message is built only on failure: this loop is hot.
   for (int64_t i = 0; i < positions.shape[0]; ++i) {
-    int64_t p = load_index(positions, positions.offset(i));
-    require(p >= lo && p <= hi, name + "[" + std::to_string(i) + "]", std::to_string(p),
-            "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    const int64_t p = load_index(positions, positions.offset(i));
+    if (p < lo || p > hi) position_out_of_range(name, i, p, lo, hi);
   }
 }
 
