@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "posenc/absolute.h"
+#include "posenc/alibi.h"
 #include "posenc/attention.h"
 #include "posenc/kernel.h"
+#include "posenc/t5.h"
 
 namespace posenc::optimized {
 
@@ -21,5 +23,11 @@ std::vector<Impl<AbsoluteCall>> absolute();
 // by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 as the
 // reference does. Bound in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax): see attention.cc.
 std::vector<Impl<AttentionCall>> attention();
+
+// ALiBi slopes and bias, each element evaluated in fp64 as the reference does: bound 0 (bitwise).
+std::vector<Impl<AlibiCall>> alibi();
+
+// T5 relative-position bias: the reference's float32 buckets, looked up: bound 0 (bitwise).
+std::vector<Impl<T5Call>> t5();
 
 }  // namespace posenc::optimized
