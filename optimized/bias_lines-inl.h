@@ -8,8 +8,6 @@
 // Include after hwy/highway.h in a file compiled for every target (foreach_target).
 #ifndef POSENC_OPTIMIZED_BIAS_LINES_SHARED
 #define POSENC_OPTIMIZED_BIAS_LINES_SHARED
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -18,14 +16,10 @@
 
 namespace posenc::optimized {
 
-// Whether to stream the bias past the caches: when it is larger than the last-level cache, where
-// it could not stay anyway.
+// Whether to stream the bias past the caches: when it is larger than a last-level cache could
+// keep (sysconf's figure is not trustworthy in a VM: 320 MiB here, for 32 MiB).
 inline bool stream_bias(const Tensor& bias) {
-  static const int64_t cache_bytes = [] {
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);  // 0 or -1 when unknown
-    return l3 > 0 ? std::max<int64_t>(l3, int64_t{8} << 20) : int64_t{32} << 20;
-  }();
-  return bias.strides[2] == 1 && bias.numel() * 4 > cache_bytes;
+  return bias.strides[2] == 1 && bias.numel() * 4 > (int64_t{16} << 20);
 }
 
 // Whether rows are windows of per-head lines (keys consecutive, output rows contiguous) and where

@@ -8,9 +8,10 @@
 // once per call by binary search over the expression itself, for the distances this call can
 // meet. No logarithm per element, none of 0, and no conversion of a non-finite value.
 //
-// With consecutive key positions the buckets of a row are a window of one line of buckets, and
-// with enough rows the values are one line per head (bias_lines-inl.h): rows become copies.
-// Otherwise each row looks its values up from the head's column of the table.
+// With consecutive key positions, a row's relative positions are consecutive too: the row is a
+// window of one line of buckets, which is a few runs of equal buckets (one per exact distance, one
+// per logarithmic bucket), so a row is a few fills. Keys in any order are bucketed one by one and
+// looked up from the head's column of the table.
 #ifndef POSENC_OPTIMIZED_T5_SHARED
 #define POSENC_OPTIMIZED_T5_SHARED
 #include <algorithm>
@@ -66,6 +67,21 @@ class Buckets {
            (std::upper_bound(thresholds_.begin(), thresholds_.end(), r) - thresholds_.begin());
   }
 
+  // The smallest rp' > rp whose bucket may differ from rp's.
+  int64_t next_change(int64_t rp) const {
+    if (rp >= 0 && !bidirectional_) return std::numeric_limits<int64_t>::max();  // all bucket 0
+    if (rp < 0) {  // r = −rp falls as rp rises
+      const int64_t r = -rp;
+      if (r <= exact_) return rp + 1;
+      // The bucket holds while r stays ≥ the largest threshold ≤ r (or ≥ exact if none).
+      const auto t = std::upper_bound(thresholds_.begin(), thresholds_.end(), r);
+      return -(t == thresholds_.begin() ? exact_ : *(t - 1)) + 1;
+    }
+    if (rp < exact_) return rp + 1;  // bidirectional, r = rp rises
+    const auto t = std::upper_bound(thresholds_.begin(), thresholds_.end(), rp);
+    return t == thresholds_.end() ? std::numeric_limits<int64_t>::max() : *t;
+  }
+
  private:
   // The reference's bucket for r ≥ exact within one direction, the same float32 operations.
   int64_t log_bucket(int64_t r) const {
@@ -83,6 +99,26 @@ class Buckets {
   std::vector<int64_t> thresholds_;
 };
 
+// A run of equal buckets along a line: x in [begin, next run's begin).
+struct Run {
+  int64_t begin;
+  int32_t bucket;
+};
+
+template <class Index>
+void read_positions(const Index* p, int64_t stride, int64_t n, int64_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = p[i * stride];
+}
+inline std::vector<int64_t> read_positions(const Tensor& t) {
+  std::vector<int64_t> p(t.shape[0]);
+  if (t.dtype == DType::i64) {
+    read_positions(t.as<int64_t>(), t.strides[0], t.shape[0], p.data());
+  } else {
+    read_positions(t.as<int32_t>(), t.strides[0], t.shape[0], p.data());
+  }
+  return p;
+}
+
 }  // namespace posenc::optimized::t5_detail
 #endif  // POSENC_OPTIMIZED_T5_SHARED
 
@@ -98,53 +134,44 @@ class Buckets {
 #define POSENC_OPTIMIZED_T5_PLAN
 namespace posenc::optimized::t5_detail {
 
-// What the items of a parallel_for are: the heads' value lines; the bias rows (row = h·tq + i),
-// as windows of the value lines or looked up through a window of the bucket line; or, keys in any
-// order, the query rows, each bucketed once for all heads.
-enum class Phase { value_lines, rows, query_rows };
-
 struct Plan {
   const T5Call* call = nullptr;
   int64_t heads = 0, n_buckets = 0;
-  std::vector<int64_t> q_pos, k_pos;
-  std::vector<float> columns;  // the table transposed: columns[h·n_buckets + b] = table[b, h]
+  std::vector<int64_t> q_pos;
   BiasLines lines;
+  std::vector<int64_t> k_pos;  // when the keys are not consecutive
+  std::vector<float> columns;  // the table transposed: columns[h·n_buckets + b] = table[b, h]
+  std::vector<Run> runs;       // consecutive keys: the line of buckets of rp = lines.first + x
   Buckets buckets;
-  std::vector<int32_t> line_buckets;  // consecutive keys: bucket(lines.first + x)
-  bool value_lines = false;           // rows are windows of one line of values per head
-  float* line_values = nullptr;       // heads × lines.length, when value_lines
   bool stream = false;
 
   explicit Plan(const T5Call& c)
       : call(&c),
         heads(c.table.shape[1]),
         n_buckets(c.n_buckets),
-        q_pos(read(c.q_positions)),
-        k_pos(read(c.k_positions)),
+        q_pos(read_positions(c.q_positions)),
         lines(q_pos, c.k_positions, c.bias),
-        buckets(c, largest_distance(q_pos, k_pos)),
+        k_pos(lines.windows ? std::vector<int64_t>() : read_positions(c.k_positions)),
+        buckets(c, largest_distance()),
         stream(stream_bias(c.bias)) {
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t b = 0; b < n_buckets; ++b)
         columns.push_back(c.table.as<float>()[c.table.offset(b, h)]);
-    if (lines.windows) {
-      for (int64_t x = 0; x < lines.length; ++x)
-        line_buckets.push_back(static_cast<int32_t>(buckets(lines.first + x)));
+    if (!lines.windows) return;
+    for (int64_t x = 0; x < lines.length;) {
+      const int64_t rp = lines.first + x;
+      runs.push_back({x, static_cast<int32_t>(buckets(rp))});
+      const int64_t next = buckets.next_change(rp);
+      x = next - rp > lines.length - x ? lines.length : x + (next - rp);
     }
-    value_lines = lines.worth_values();
-    if (value_lines) line_values = reusable<float>(heads * lines.length);
   }
 
-  static std::vector<int64_t> read(const Tensor& t) {
-    std::vector<int64_t> p(t.shape[0]);
-    for (int64_t i = 0; i < t.shape[0]; ++i) p[i] = load_index(t, t.offset(i));
-    return p;
-  }
-
-  static int64_t largest_distance(const std::vector<int64_t>& q, const std::vector<int64_t>& k) {
-    if (q.empty() || k.empty()) return 0;
-    const auto [q_lo, q_hi] = std::minmax_element(q.begin(), q.end());
-    const auto [k_lo, k_hi] = std::minmax_element(k.begin(), k.end());
+  // The largest |k_pos − q_pos| of the call.
+  int64_t largest_distance() const {
+    if (lines.windows) return std::max(-lines.first, lines.first + lines.length - 1);
+    if (q_pos.empty() || k_pos.empty()) return 0;
+    const auto [q_lo, q_hi] = std::minmax_element(q_pos.begin(), q_pos.end());
+    const auto [k_lo, k_hi] = std::minmax_element(k_pos.begin(), k_pos.end());
     return std::max(*k_hi - *q_lo, *q_hi - *k_lo);
   }
 };
@@ -157,56 +184,74 @@ namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace t5_detail;
 
-// out[j·stride] = column[bucket[j]] for j < n.
-HWY_INLINE void LookUpRow(const float* column, const int32_t* bucket, int64_t n, float* out,
-                          int64_t stride, bool stream) {
-  if (stride != 1) {
-    for (int64_t j = 0; j < n; ++j) out[j * stride] = column[bucket[j]];
-    return;
+// Rows [begin, end) (row = h·tq + i) when the keys are consecutive: runs of one value each.
+void T5WindowRows(const Plan& plan, int64_t begin, int64_t end) {
+  const Tensor& bias = plan.call->bias;
+  const int64_t tq = bias.shape[1], tk = bias.shape[2];
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t h = row / tq, i = row % tq, start = plan.lines.start[i];
+    const float* column = &plan.columns[h * plan.n_buckets];
+    // The run of element j, for j rising (WriteRow asks in order): the last run beginning at or
+    // before line position start + j.
+    auto run = std::upper_bound(plan.runs.begin(), plan.runs.end(), start,
+                                [](int64_t x, const Run& r) { return x < r.begin; }) -
+               1;
+    int64_t run_end = run + 1 == plan.runs.end() ? plan.lines.length : (run + 1)->begin;
+    const auto value_at = [&](int64_t j) {
+      while (start + j >= run_end) {
+        ++run;
+        run_end = run + 1 == plan.runs.end() ? plan.lines.length : (run + 1)->begin;
+      }
+      return column[run->bucket];
+    };
+    const auto vector_at = [&](auto d, int64_t j) {
+      const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+      const float first = value_at(j);
+      if (start + j + N <= run_end) return hn::Set(d, first);  // within one run
+      HWY_ALIGN float lanes[hn::MaxLanes(decltype(d)())];
+      for (int64_t l = 0; l < N; ++l) lanes[l] = value_at(j + l);
+      return hn::Load(d, lanes);
+    };
+    WriteRow(bias.as<float>() + bias.offset(h, i, 0), tk, plan.stream, vector_at, value_at);
   }
-  WriteRow(
-      out, n, stream,
-      [&](auto d, int64_t j) {
-        return hn::GatherIndex(d, column, hn::LoadU(hn::RebindToSigned<decltype(d)>(), bucket + j));
-      },
-      [&](int64_t j) { return column[bucket[j]]; });
+  if (plan.stream) hwy::FlushStream();
 }
 
-void T5Part(const Plan& plan, Phase phase, int64_t begin, int64_t end) {
+// Query rows [begin, end) when the keys are in any order: each query's buckets once, then the
+// heads' rows looked up from the table's columns.
+void T5QueryRows(const Plan& plan, int64_t begin, int64_t end) {
   const Tensor& bias = plan.call->bias;
-  const int64_t tq = bias.shape[1], tk = bias.shape[2], n_buckets = plan.n_buckets;
-  switch (phase) {
-    case Phase::value_lines:
-      for (int64_t h = begin; h < end; ++h) {
-        LookUpRow(&plan.columns[h * n_buckets], plan.line_buckets.data(), plan.lines.length,
-                  plan.line_values + h * plan.lines.length, 1, /*stream=*/false);
+  const int64_t tk = bias.shape[2];
+  int32_t* bucket = reusable<int32_t>(tk);
+  for (int64_t i = begin; i < end; ++i) {
+    for (int64_t j = 0; j < tk; ++j)
+      bucket[j] = static_cast<int32_t>(plan.buckets(plan.k_pos[j] - plan.q_pos[i]));
+    for (int64_t h = 0; h < plan.heads; ++h) {
+      const float* column = &plan.columns[h * plan.n_buckets];
+      float* out = bias.as<float>() + bias.offset(h, i, 0);
+      if (bias.strides[2] != 1) {
+        for (int64_t j = 0; j < tk; ++j) out[j * bias.strides[2]] = column[bucket[j]];
+        continue;
       }
-      return;
-    case Phase::rows:
-      if (plan.value_lines) {
-        CopyWindows(plan.lines, plan.line_values, bias, begin, end, plan.stream);
-        return;
-      }
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t h = row / tq, i = row % tq;
-        LookUpRow(&plan.columns[h * n_buckets], plan.line_buckets.data() + plan.lines.start[i], tk,
-                  bias.as<float>() + bias.offset(h, i, 0), 1, plan.stream);
-      }
-      break;
-    case Phase::query_rows: {
-      int32_t* bucket = reusable<int32_t>(tk);
-      for (int64_t i = begin; i < end; ++i) {
-        for (int64_t j = 0; j < tk; ++j)
-          bucket[j] = static_cast<int32_t>(plan.buckets(plan.k_pos[j] - plan.q_pos[i]));
-        for (int64_t h = 0; h < plan.heads; ++h) {
-          LookUpRow(&plan.columns[h * n_buckets], bucket, tk,
-                    bias.as<float>() + bias.offset(h, i, 0), bias.strides[2], plan.stream);
-        }
-      }
-      break;
+      WriteRow(
+          out, tk, plan.stream,
+          [&](auto d, int64_t j) {
+            const hn::RebindToSigned<decltype(d)> di;
+            return hn::GatherIndex(d, column, hn::LoadU(di, bucket + j));
+          },
+          [&](int64_t j) { return column[bucket[j]]; });
     }
   }
   if (plan.stream) hwy::FlushStream();
+}
+
+// Items [begin, end): rows (h·tq + i) with consecutive keys, else query rows.
+void T5Part(const Plan& plan, int64_t begin, int64_t end) {
+  if (plan.lines.windows) {
+    T5WindowRows(plan, begin, end);
+  } else {
+    T5QueryRows(plan, begin, end);
+  }
 }
 
 }  // namespace posenc::optimized::HWY_NAMESPACE
@@ -222,24 +267,16 @@ using T5PartFn = decltype(HWY_STATIC_DISPATCH(T5Part));
 namespace {
 
 void run_t5(const T5Call& call, T5PartFn* part) {
-  using t5_detail::Phase;
   call.validate();
   const int64_t heads = call.table.shape[1], tq = call.bias.shape[1], tk = call.bias.shape[2];
   // About a quarter nanosecond per element written.
   const double per_row = 0.25 * static_cast<double>(tk);
-  const int parts = plan_parts(call.threads, heads * tq, per_row);
+  const int row_parts = plan_parts(call.threads, heads * tq, per_row);
+  const int query_parts = plan_parts(call.threads, tq, per_row * static_cast<double>(heads));
   const t5_detail::Plan plan(call);
-  if (plan.value_lines) {
-    const double per_line = 0.25 * static_cast<double>(plan.lines.length);
-    parallel_for(heads, plan_parts(call.threads, heads, per_line),
-                 [&](Range r) { part(plan, Phase::value_lines, r.begin, r.end); });
-  }
-  if (plan.lines.windows) {
-    parallel_for(heads * tq, parts, [&](Range r) { part(plan, Phase::rows, r.begin, r.end); });
-  } else {
-    parallel_for(tq, plan_parts(call.threads, tq, per_row * static_cast<double>(heads)),
-                 [&](Range r) { part(plan, Phase::query_rows, r.begin, r.end); });
-  }
+  const int64_t items = plan.lines.windows ? heads * tq : tq;
+  parallel_for(items, plan.lines.windows ? row_parts : query_parts,
+               [&](Range r) { part(plan, r.begin, r.end); });
 }
 
 }  // namespace
