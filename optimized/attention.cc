@@ -29,8 +29,10 @@
 namespace posenc::optimized::attention_detail {
 
 inline constexpr int64_t kQueryRows = 64;  // rows of a work item
-inline constexpr int64_t kKeyBlock = 256;  // keys per block; a multiple of every vector width
+inline constexpr int64_t kKeyBlock = 128;  // keys per block; a multiple of every vector width
 inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
+// Rows whose largest score exceeds this in magnitude take the exact path.
+inline constexpr float kLargestScore = 1 << 20;
 
 inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -128,36 +130,49 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
     store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
 }
 
-// Per-thread buffers, 64-byte aligned; rows padded to whole vectors.
-struct Scratch {
-  int64_t ldq, lds, ldacc, ldk, ldv;
-  hwy::AlignedFreeUniquePtr<float[]> q, s, acc, k, v, bias_row, out_row;
-  std::vector<float> m, l;
-  std::vector<uint8_t> exceptional;
+// Per-thread buffers, 64-byte aligned; rows padded to whole vectors. Each thread keeps its own
+// across calls (fresh ones would fault their pages in on every call, about 12 µs per 4 KiB here);
+// the leading dimensions always follow the call, only the capacities grow.
+class Scratch {
+ public:
+  int64_t ldq = 0, lds = kKeyBlock, ldacc = 0, ldk = 0, ldv = 0;
+  float *q, *s, *acc, *k, *v, *bias_row, *out_row;
+  float m[kQueryRows], l[kQueryRows];
+  uint8_t exceptional[kQueryRows];
   std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
 
-  explicit Scratch(const Plan& p)
-      : ldq(p.d),
-        lds(kKeyBlock),
-        ldacc(round_up(p.dv, kMaxLanes)),
-        ldk(p.d),
-        ldv(p.dv),
-        q(zeros(kQueryRows * ldq)),
-        s(zeros(kQueryRows * lds)),
-        acc(zeros(kQueryRows * ldacc)),
-        k(zeros(kKeyBlock * ldk)),
-        v(zeros(kKeyBlock * ldv)),
-        bias_row(zeros(lds)),
-        out_row(zeros(ldacc)),
-        m(kQueryRows),
-        l(kQueryRows),
-        exceptional(kQueryRows) {}
-
-  static hwy::AlignedFreeUniquePtr<float[]> zeros(int64_t n) {
-    auto p = hwy::AllocateAligned<float>(static_cast<size_t>(n));
-    std::fill(p.get(), p.get() + n, 0.0f);
-    return p;
+  static Scratch& for_this_thread(const Plan& p) {
+    thread_local Scratch scratch;
+    scratch.prepare(p);
+    return scratch;
   }
+
+ private:
+  void prepare(const Plan& p) {
+    ldq = ldk = p.d;
+    ldv = p.dv;
+    ldacc = round_up(p.dv, kMaxLanes);
+    q = grow(0, kQueryRows * ldq);
+    s = grow(1, kQueryRows * lds);
+    acc = grow(2, kQueryRows * ldacc);
+    k = grow(3, kKeyBlock * ldk);
+    v = grow(4, kKeyBlock * ldv);
+    bias_row = grow(5, lds);
+    out_row = grow(6, ldacc);
+  }
+
+  // Buffer `which`, with room for n floats (zeros when new).
+  float* grow(int which, int64_t n) {
+    if (size_[which] < n) {
+      buffer_[which] = hwy::AllocateAligned<float>(static_cast<size_t>(n));
+      std::fill(buffer_[which].get(), buffer_[which].get() + n, 0.0f);
+      size_[which] = n;
+    }
+    return buffer_[which].get();
+  }
+
+  hwy::AlignedFreeUniquePtr<float[]> buffer_[7];
+  int64_t size_[7] = {};
 };
 
 }  // namespace posenc::optimized::attention_detail
@@ -218,7 +233,7 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   const DI di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const AttentionCall& call = *plan.call;
-  float* s = sc.s.get() + r * sc.lds;
+  float* s = sc.s + r * sc.lds;
   const int64_t padded = round_up(n, N);
 
   // Keys [0, limit) may be visible; with explicit positions each is checked too.
@@ -246,39 +261,42 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     if (b.strides[2] == 1 && n == padded) {
       bias = src;
     } else {
-      Gather(src, b.strides[2], n, sc.bias_row.get());
-      bias = sc.bias_row.get();
+      Gather(src, b.strides[2], n, sc.bias_row);
+      bias = sc.bias_row;
     }
   }
 
   const auto neg_inf = hn::Set(df, kNegInf);
   const auto scale = hn::Set(df, plan.scale);
   const auto qp32 = hn::Set(di, check_positions ? static_cast<int32_t>(plan.q_pos[i]) : 0);
-  auto row_max = neg_inf;
-  auto bad = hn::Lt(row_max, row_max);  // all false
-  for (int64_t c = 0; c < padded; c += N) {
+  const auto visible_at = [&](int64_t c) {
     auto visible = hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(limit - c, 0)));
     if (check_positions) {
       const auto kp = hn::LoadU(di, plan.k_pos.data() + j0 + c);
       visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, qp32)), visible);
     }
-    const auto raw = hn::Load(df, s + c);
-    auto score = hn::Mul(raw, scale);
-    auto ok = hn::IsFinite(score);
-    if (bias != nullptr) {
-      const auto b = hn::LoadU(df, bias + c);  // a copied row is padded to whole vectors
-      score = hn::MulAdd(raw, scale, b);
-      // −∞ from the bias masks the key, as long as the product itself is finite.
-      ok = hn::Or(hn::IsFinite(score), hn::And(hn::IsFinite(raw), hn::Eq(b, neg_inf)));
-    }
+    return visible;
+  };
+  const auto bias_at = [&](int64_t c) {
+    return bias != nullptr ? hn::LoadU(df, bias + c) : hn::Zero(df);  // copied rows are padded
+  };
+
+  // Pass 1: the scores' maximum, and whether the row needs the exact path.
+  auto row_max = neg_inf;
+  auto bad = hn::Lt(row_max, row_max);  // all false
+  for (int64_t c = 0; c < padded; c += N) {
+    const auto visible = visible_at(c);
+    const auto raw = hn::Load(df, s + c), b = bias_at(c);
+    const auto score = hn::MulAdd(raw, scale, b);
+    // −∞ from the bias masks the key, as long as the product itself is finite.
+    const auto ok = hn::Or(hn::IsFinite(score), hn::And(hn::IsFinite(raw), hn::Eq(b, neg_inf)));
     bad = hn::Or(bad, hn::AndNot(ok, visible));
-    score = hn::IfThenElse(visible, score, neg_inf);
-    hn::Store(score, df, s + c);
-    row_max = hn::Max(row_max, score);
+    row_max = hn::Max(row_max, hn::IfThenElse(visible, score, neg_inf));
   }
   if (!hn::AllFalse(df, bad)) return false;
-  for (int64_t j : sc.bad_values) {
-    if (s[j] != kNegInf) return false;  // a visible key's value is NaN or ∞
+  for (int64_t j : sc.bad_values) {  // a key whose value is NaN or ∞ must not count
+    const bool shown = j < limit && !(check_positions && plan.k_pos[j0 + j] > plan.q_pos[i]);
+    if (shown && !(bias != nullptr && bias[j] == kNegInf)) return false;
   }
 
   const float old_max = sc.m[r];
@@ -287,18 +305,23 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     std::fill(s, s + padded, 0.0f);
     return true;
   }
+  // Beyond this, f32 cannot resolve the scores' differences (an ulp of the maximum nears 1).
+  if (std::fabs(new_max) > kLargestScore) return false;
+  // Pass 2: p = exp(scale·raw + (bias − max)), one rounding for the exponent where the bias and
+  // the maximum are close (Sterbenz), so a large common bias costs no accuracy.
   const auto max = hn::Set(df, new_max);
   const auto floor = hn::Set(df, -126.0f);  // below Exp's range: gives 0, and −∞ never reaches Exp
   auto sum = hn::Zero(df);
   for (int64_t c = 0; c < padded; c += N) {
-    const auto p = hn::Exp(df, hn::Max(hn::Sub(hn::Load(df, s + c), max), floor));
+    const auto x = hn::MulAdd(hn::Load(df, s + c), scale, hn::Sub(bias_at(c), max));
+    const auto p = hn::Exp(df, hn::Max(hn::IfThenElse(visible_at(c), x, neg_inf), floor));
     hn::Store(p, df, s + c);
     sum = hn::Add(sum, p);
   }
   float total = sc.l[r];
   if (old_max != new_max && old_max != kNegInf) {
     const auto alpha = hn::Exp(df, hn::Set(df, old_max - new_max));
-    float* acc = sc.acc.get() + r * sc.ldacc;
+    float* acc = sc.acc + r * sc.ldacc;
     for (int64_t c = 0; c < sc.ldacc; c += N) {
       hn::Store(hn::Mul(hn::Load(df, acc + c), alpha), df, acc + c);
     }
@@ -319,8 +342,8 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
   const float kNegInf = -std::numeric_limits<float>::infinity();
 
   for (int64_t r = 0; r < rows; ++r) {
-    Gather(q.as<float>() + q.offset(i0 + r, h, 0), q.strides[2], d, sc.q.get() + r * sc.ldq);
-    std::fill(sc.acc.get() + r * sc.ldacc, sc.acc.get() + (r + 1) * sc.ldacc, 0.0f);
+    Gather(q.as<float>() + q.offset(i0 + r, h, 0), q.strides[2], d, sc.q + r * sc.ldq);
+    std::fill(sc.acc + r * sc.ldacc, sc.acc + (r + 1) * sc.ldacc, 0.0f);
     sc.m[r] = kNegInf;
     sc.l[r] = 0;
     sc.exceptional[r] = 0;
@@ -336,11 +359,11 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
     int64_t ldk = k.strides[0];
     if (k.strides[2] != 1) {
       for (int64_t j = 0; j < n; ++j)
-        Gather(keys + j * k.strides[0], k.strides[2], d, sc.k.get() + j * sc.ldk);
-      keys = sc.k.get();
+        Gather(keys + j * k.strides[0], k.strides[2], d, sc.k + j * sc.ldk);
+      keys = sc.k;
       ldk = sc.ldk;
     }
-    gemm::product_abt(sc.q.get(), sc.ldq, keys, ldk, sc.s.get(), sc.lds, rows, n, d);
+    gemm::product_abt(sc.q, sc.ldq, keys, ldk, sc.s, sc.lds, rows, n, d);
 
     // Values: read in place when contiguous and finite, else copied with non-finite rows zeroed
     // (their keys must be masked for a row to stay on the fast path).
@@ -355,14 +378,14 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
     if (v.strides[2] != 1 || !sc.bad_values.empty()) {
       sc.bad_values.clear();
       for (int64_t j = 0; j < n; ++j) {
-        float* dst = sc.v.get() + j * sc.ldv;
+        float* dst = sc.v + j * sc.ldv;
         Gather(values + j * v.strides[0], v.strides[2], dv, dst);
         if (!AllFinite(dst, dv)) {
           sc.bad_values.push_back(j);
           std::fill(dst, dst + dv, 0.0f);
         }
       }
-      values = sc.v.get();
+      values = sc.v;
       ldv = sc.ldv;
     }
 
@@ -371,10 +394,10 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
         sc.exceptional[r] = 1;
       }
       if (sc.exceptional[r]) {
-        std::fill(sc.s.get() + r * sc.lds, sc.s.get() + r * sc.lds + round_up(n, N), 0.0f);
+        std::fill(sc.s + r * sc.lds, sc.s + r * sc.lds + round_up(n, N), 0.0f);
       }
     }
-    gemm::accumulate_ab(sc.s.get(), sc.lds, values, ldv, sc.acc.get(), sc.ldacc, rows, dv, n);
+    gemm::accumulate_ab(sc.s, sc.lds, values, ldv, sc.acc, sc.ldacc, rows, dv, n);
   }
 
   for (int64_t r = 0; r < rows; ++r) {
@@ -383,8 +406,8 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
       continue;
     }
     // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
-    const float* acc = sc.acc.get() + r * sc.ldacc;
-    float* o = sc.out_row.get();
+    const float* acc = sc.acc + r * sc.ldacc;
+    float* o = sc.out_row;
     const auto total = hn::Set(df, sc.l[r]);
     for (int64_t c = 0; c < sc.ldacc; c += N) {
       const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
@@ -401,7 +424,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
 
 // Work items [begin, end) (see Plan::item).
 void Attend(const Plan& plan, int64_t begin, int64_t end) {
-  Scratch scratch(plan);
+  Scratch& scratch = Scratch::for_this_thread(plan);
   for (int64_t index = begin; index < end; ++index) {
     int64_t h, i0, i1;
     plan.item(index, h, i0, i1);

@@ -2,6 +2,7 @@
 // unit), their edge rules, determinism across thread counts and addresses, and bad input.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -257,6 +258,28 @@ TEST(OptimizedAttention, NonFiniteRowsFollowTheReference) {
                              }).build(arena);
   attention().front().run(call);
   for (int64_t c = 0; c < 8; ++c) EXPECT_EQ(call.out.as<float>()[call.out.offset(2, 1, c)], 0.0f);
+}
+
+// The tolerance unit ignores the bias's magnitude: a large common bias must cost no accuracy.
+// Additive masks of −FLT_MAX (as Hugging Face builds them) contribute nothing, and a row masked
+// that way everywhere is the reference's (its scores are all near −FLT_MAX).
+TEST(OptimizedAttention, LargeBiasesAndAdditiveMasks) {
+  const Shape s{6, 300, 2, 1, 16, 16, Mask::none, true};
+  expect_every_target_matches(problem(s, 51, [](AttentionCall& c) {
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = 0; j < 300; ++j) {
+          const int64_t at = c.bias->offset(h, i, j);
+          c.bias->as<float>()[at] += 10000.0f;
+        }
+  }));
+  expect_every_target_matches(problem(s, 52, [](AttentionCall& c) {
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = 0; j < 300; ++j) {
+          if (i == 4 || j > 100 + 30 * i) set(*c.bias, c.bias->offset(h, i, j), -FLT_MAX);
+        }
+  }));
 }
 
 TEST(OptimizedAttention, BitwiseIdenticalForEveryThreadCount) {
