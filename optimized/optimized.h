@@ -21,7 +21,8 @@ std::vector<Impl<AbsoluteCall>> absolute();
 
 // softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
 // by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 as the
-// reference does. Bound in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax): see attention.cc.
+// reference does. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the
+// error analysis is in attention.cc).
 std::vector<Impl<AttentionCall>> attention();
 
 // ALiBi slopes and bias, each element evaluated in fp64 as the reference does: bound 0 (bitwise).
