@@ -61,7 +61,8 @@ std::vector<int64_t> buckets_via_kernel(const Impl<T5Call>& impl, const Config& 
 
 TEST(OptimizedT5, BucketsEqualTheReferenceAtEveryDistance) {
   const int64_t kDense = int64_t{1} << 20;
-  const Impl<T5Call>& impl = t5().front();
+  const auto impls = t5();
+  const Impl<T5Call>& impl = impls.front();
   for (const Config& c : kConfigs) {
     // Keys 0 … 2^21 around a query at 2^20: every distance up to 2^20 both ways, consecutive.
     std::vector<int64_t> keys(2 * kDense + 1);
