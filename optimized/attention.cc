@@ -154,8 +154,9 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
 class Scratch {
  public:
   int64_t ldq = 0, lds = kKeyBlock, ldacc = 0, ldk = 0, ldv = 0;
-  float *q, *s, *acc, *k, *v, *bias_row, *out_row;
-  float m[kQueryRows], l[kQueryRows];
+  float *q, *s, *acc, *t, *k, *v, *bias_row, *out_row;
+  // Per row: running maximum, running sum, this block's rescaling of the accumulator.
+  float m[kQueryRows], l[kQueryRows], alpha[kQueryRows];
   uint8_t exceptional[kQueryRows];
   std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
 
@@ -177,6 +178,7 @@ class Scratch {
     v = grow(4, kKeyBlock * ldv);
     bias_row = grow(5, lds);
     out_row = grow(6, ldacc);
+    t = grow(7, kQueryRows * ldacc);
   }
 
   // Buffer `which`, with room for n floats (zeros when new).
@@ -189,8 +191,8 @@ class Scratch {
     return buffer_[which].get();
   }
 
-  hwy::AlignedFreeUniquePtr<float[]> buffer_[7];
-  int64_t size_[7] = {};
+  hwy::AlignedFreeUniquePtr<float[]> buffer_[8];
+  int64_t size_[8] = {};
 };
 
 }  // namespace posenc::optimized::attention_detail
@@ -243,8 +245,8 @@ HWY_INLINE bool AllFinite(const float* row, int64_t n) {
 }
 
 // One query row's step of the online softmax over one key block of n keys. Turns the row's raw
-// products s[0, n) into p = exp(score − new maximum), rescales the row's accumulator and sum, and
-// returns false when the row needs the exact path.
+// products s[0, n) into p = exp(score − new maximum), rescales the row's sum and sets the
+// accumulator's rescaling alpha, and returns false when the row needs the exact path.
 HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h, int64_t i,
                             int64_t j0, int64_t n, int64_t kb) {
   const DF df;
@@ -253,6 +255,7 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   const AttentionCall& call = *plan.call;
   float* s = sc.s + r * sc.lds;
   const int64_t padded = round_up(n, N);
+  sc.alpha[r] = 1;  // unless a new maximum rescales the accumulator below
 
   // Keys [0, limit) may be visible; with explicit positions each is checked too.
   int64_t limit = n;
@@ -312,10 +315,6 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     row_max = hn::Max(row_max, hn::IfThenElse(visible, score, neg_inf));
   }
   if (!hn::AllFalse(df, bad)) return false;
-  for (int64_t j : sc.bad_values) {  // a key whose value is NaN or ∞ must not count
-    const bool shown = j < limit && !(check_positions && plan.k_pos[j0 + j] > plan.q_pos[i]);
-    if (shown && !(bias != nullptr && bias[j] == kNegInf)) return false;
-  }
 
   const float old_max = sc.m[r];
   const float new_max = std::max(old_max, hn::GetLane(hn::MaxOfLanes(df, row_max)));
@@ -338,16 +337,20 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   }
   float total = sc.l[r];
   if (old_max != new_max && old_max != kNegInf) {
-    const auto alpha = hn::Exp(df, hn::Set(df, old_max - new_max));
-    float* acc = sc.acc + r * sc.ldacc;
-    for (int64_t c = 0; c < sc.ldacc; c += N) {
-      hn::Store(hn::Mul(hn::Load(df, acc + c), alpha), df, acc + c);
-    }
-    total *= hn::GetLane(alpha);
+    sc.alpha[r] = hn::GetLane(hn::Exp(df, hn::Set(df, old_max - new_max)));
+    total *= sc.alpha[r];
   }
   sc.l[r] = total + hn::GetLane(hn::SumOfLanes(df, sum));
   sc.m[r] = new_max;
   return true;
+}
+
+// Whether key j counts for query i of head h: not masked, by the causal mask or by a −∞ bias.
+HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
+  const AttentionCall& call = *plan.call;
+  if (plan.causal && call.k_position(j) > plan.q_pos[i]) return false;
+  return !(call.bias && call.bias->as<float>()[call.bias->offset(h, i, j)] ==
+                            -std::numeric_limits<float>::infinity());
 }
 
 // Rows [i0, i1) of query head h.
@@ -383,30 +386,6 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
     }
     gemm::product_abt(sc.q, sc.ldq, keys, ldk, sc.s, sc.lds, rows, n, d);
 
-    // Values: read in place when contiguous and finite, else copied with non-finite rows zeroed
-    // (their keys must be masked for a row to stay on the fast path).
-    const float* values = v.as<float>() + v.offset(j0, kvh, 0);
-    int64_t ldv = v.strides[0];
-    sc.bad_values.clear();
-    if (v.strides[2] == 1) {
-      for (int64_t j = 0; j < n; ++j) {
-        if (!AllFinite(values + j * ldv, dv)) sc.bad_values.push_back(j);
-      }
-    }
-    if (v.strides[2] != 1 || !sc.bad_values.empty()) {
-      sc.bad_values.clear();
-      for (int64_t j = 0; j < n; ++j) {
-        float* dst = sc.v + j * sc.ldv;
-        Gather(values + j * v.strides[0], v.strides[2], dv, dst);
-        if (!AllFinite(dst, dv)) {
-          sc.bad_values.push_back(j);
-          std::fill(dst, dst + dv, 0.0f);
-        }
-      }
-      values = sc.v;
-      ldv = sc.ldv;
-    }
-
     for (int64_t r = 0; r < rows; ++r) {
       if (!sc.exceptional[r] && !SoftmaxStep(plan, sc, r, h, i0 + r, j0, n, kb)) {
         sc.exceptional[r] = 1;
@@ -415,7 +394,51 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
         std::fill(sc.s + r * sc.lds, sc.s + r * sc.lds + round_up(n, N), 0.0f);
       }
     }
-    gemm::accumulate_ab(sc.s, sc.lds, values, ldv, sc.acc, sc.ldacc, rows, dv, n);
+
+    // This block's p·v, values read in place when contiguous.
+    const float* values = v.as<float>() + v.offset(j0, kvh, 0);
+    int64_t ldv = v.strides[0];
+    if (v.strides[2] != 1) {
+      for (int64_t j = 0; j < n; ++j)
+        Gather(values + j * v.strides[0], v.strides[2], dv, sc.v + j * sc.ldv);
+      values = sc.v;
+      ldv = sc.ldv;
+    }
+    gemm::product_ab(sc.s, sc.lds, values, ldv, sc.t, sc.ldacc, rows, dv, n);
+    // A value that is NaN or ∞ (an unused KV-cache slot, say) turns every row's product non-finite
+    // (0·NaN is NaN): redo the block with those values zeroed. A row that sees such a key, or
+    // whose product overflows, takes the exact path.
+    bool finite = true;
+    for (int64_t r = 0; r < rows; ++r)
+      finite &= sc.exceptional[r] || AllFinite(sc.t + r * sc.ldacc, dv);
+    if (!finite) {
+      sc.bad_values.clear();
+      for (int64_t j = 0; j < n; ++j) {
+        float* dst = sc.v + j * sc.ldv;
+        Gather(v.as<float>() + v.offset(j0 + j, kvh, 0), v.strides[2], dv, dst);
+        if (!AllFinite(dst, dv)) {
+          sc.bad_values.push_back(j);
+          std::fill(dst, dst + dv, 0.0f);
+        }
+      }
+      gemm::product_ab(sc.s, sc.lds, sc.v, sc.ldv, sc.t, sc.ldacc, rows, dv, n);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (sc.exceptional[r]) continue;
+        bool sees_bad_value = false;
+        for (int64_t j : sc.bad_values) sees_bad_value |= Contributes(plan, h, i0 + r, j0 + j);
+        if (sees_bad_value || !AllFinite(sc.t + r * sc.ldacc, dv)) sc.exceptional[r] = 1;
+      }
+    }
+    // acc = alpha·acc + p·v.
+    for (int64_t r = 0; r < rows; ++r) {
+      if (sc.exceptional[r]) continue;
+      float* acc = sc.acc + r * sc.ldacc;
+      const float* t = sc.t + r * sc.ldacc;
+      const auto alpha = hn::Set(df, sc.alpha[r]);
+      for (int64_t c = 0; c < sc.ldacc; c += N) {
+        hn::Store(hn::MulAdd(alpha, hn::Load(df, acc + c), hn::Load(df, t + c)), df, acc + c);
+      }
+    }
   }
 
   for (int64_t r = 0; r < rows; ++r) {
@@ -468,7 +491,8 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
   const int64_t items = plan.hq * plan.query_blocks;
   // Per score: the two products at roughly 40 flop/ns, plus the softmax.
   const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
-  const double per_item = per_score * static_cast<double>(attention_detail::kQueryRows * plan.tk);
+  const int64_t rows = std::min(plan.tq, attention_detail::kQueryRows);
+  const double per_item = per_score * static_cast<double>(rows * plan.tk);
   const int parts = plan_parts(call.threads, items, per_item);
   if (items == 0) return;
   parallel_for(items, parts, [&](Range r) { attend(plan, r.begin, r.end); });

@@ -9,14 +9,14 @@
 
 #include <cstdint>
 
-#define POSENC_DECLARE_ATTENTION_GEMM(ns)                                                \
-  namespace ns {                                                                         \
-  /* c[m×n] = a[m×k] · b[n×k]ᵀ */                                                  \
-  void product_abt(const float* a, int64_t lda, const float* b, int64_t ldb, float* c,   \
-                   int64_t ldc, int64_t m, int64_t n, int64_t k);                        \
-  /* c[m×n] += a[m×k] · b[k×n] */                                                    \
-  void accumulate_ab(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, \
-                     int64_t ldc, int64_t m, int64_t n, int64_t k);                      \
+#define POSENC_DECLARE_ATTENTION_GEMM(ns)                                                          \
+  namespace ns {                                                                                   \
+  /* c[m×n] = a[m×k] · b[n×k]ᵀ */                                                            \
+  void product_abt(const float* a, int64_t lda, const float* b, int64_t ldb, float* c,             \
+                   int64_t ldc, int64_t m, int64_t n, int64_t k);                                  \
+  /* c[m×n] = a[m×k] · b[k×n] */                                                               \
+  void product_ab(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, \
+                  int64_t m, int64_t n, int64_t k);                                                \
   }
 
 namespace posenc::optimized {
