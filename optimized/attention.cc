@@ -1,5 +1,7 @@
-// attention: softmax(scale·q·kᵀ + bias + mask)·v, flash-style. A work item is one query head and a
-// block of kQueryRows query rows; it walks the key blocks in order, computing the block's scores
+// attention: softmax(scale·q·kᵀ + bias + mask)·v, flash-style. A work item is one kv head and a
+// block of queries, for every query head that reads that kv head (grouped-query attention reads
+// each key and value block once for the whole group): kQueryRows rows in all. It walks the key
+// blocks in order, computing the block's scores
 // with Eigen's GEMM, the online softmax (running maximum, rescaled sum and accumulator) with
 // Highway, and the block's p·v with Eigen's GEMM again. Work items are split across threads, and
 // every row is computed the same way whichever thread runs it, so the output is bitwise identical
@@ -46,7 +48,7 @@
 
 namespace posenc::optimized::attention_detail {
 
-inline constexpr int64_t kQueryRows = 64;  // rows of a work item
+inline constexpr int64_t kQueryRows = 64;  // rows of a work item: (query head, query) pairs
 inline constexpr int64_t kKeyBlock = 128;  // keys per block; a multiple of every vector width
 inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
 // Rows whose largest score exceeds this in magnitude take the exact path.
@@ -58,7 +60,9 @@ inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 struct Plan {
   const AttentionCall* call = nullptr;
   int64_t tq = 0, tk = 0, hq = 0, group = 0, d = 0, dv = 0;
-  int64_t query_blocks = 0, key_blocks = 0;
+  // A work item: up to heads_per_item query heads of one group × up to queries_per_item queries.
+  int64_t heads_per_item = 0, head_chunks = 0, queries_per_item = 0, query_blocks = 0;
+  int64_t key_blocks = 0;
   float scale = 0;
   bool causal = false, explicit_positions = false;
   std::vector<int64_t> q_pos;                 // causal: every query's position
@@ -72,7 +76,10 @@ struct Plan {
     tk = c.k.shape[0];
     group = hq / c.k.shape[1];
     dv = c.v.shape[2];
-    query_blocks = (tq + kQueryRows - 1) / kQueryRows;
+    heads_per_item = std::min(group, kQueryRows);
+    head_chunks = (group + heads_per_item - 1) / heads_per_item;
+    queries_per_item = kQueryRows / heads_per_item;
+    query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
     scale = static_cast<float>(c.resolved_scale());
     causal = c.mask == Mask::causal;
@@ -98,14 +105,19 @@ struct Plan {
     }
   }
 
-  // Work item → (head, query block). Query blocks alternate from both ends so that a contiguous
-  // range of items mixes cheap early rows and costly late ones under a causal mask.
-  void item(int64_t index, int64_t& head, int64_t& first_row, int64_t& end_row) const {
-    head = index / query_blocks;
-    const int64_t r = index % query_blocks;
+  int64_t items() const { return hq / group * head_chunks * query_blocks; }
+
+  // Work item → query heads [h0, h1) of one group and queries [i0, i1). Query blocks alternate
+  // from both ends so that a contiguous range of items mixes cheap early rows and costly late
+  // ones under a causal mask.
+  void item(int64_t index, int64_t& h0, int64_t& h1, int64_t& i0, int64_t& i1) const {
+    const int64_t kv_head = index / (head_chunks * query_blocks);
+    const int64_t chunk = index / query_blocks % head_chunks, r = index % query_blocks;
+    h0 = kv_head * group + chunk * heads_per_item;
+    h1 = std::min(h0 + heads_per_item, (kv_head + 1) * group);
     const int64_t block = r % 2 == 0 ? r / 2 : query_blocks - 1 - r / 2;
-    first_row = block * kQueryRows;
-    end_row = std::min(tq, first_row + kQueryRows);
+    i0 = block * queries_per_item;
+    i1 = std::min(tq, i0 + queries_per_item);
   }
 };
 
@@ -353,24 +365,29 @@ HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
                             -std::numeric_limits<float>::infinity());
 }
 
-// Rows [i0, i1) of query head h.
-HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0, int64_t i1) {
+// Queries [i0, i1) of query heads [h0, h1), which read one kv head. Row r is query head
+// h0 + r / (i1 − i0) and query i0 + r % (i1 − i0).
+HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h1, int64_t i0,
+                            int64_t i1) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const AttentionCall& call = *plan.call;
   const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
-  const int64_t kvh = h / plan.group, rows = i1 - i0, d = plan.d, dv = plan.dv;
+  const int64_t kvh = h0 / plan.group, queries = i1 - i0, rows = (h1 - h0) * queries;
+  const int64_t d = plan.d, dv = plan.dv;
+  const auto head = [&](int64_t r) { return h0 + r / queries; };
+  const auto query = [&](int64_t r) { return i0 + r % queries; };
   const float kNegInf = -std::numeric_limits<float>::infinity();
 
   for (int64_t r = 0; r < rows; ++r) {
-    Gather(q.as<float>() + q.offset(i0 + r, h, 0), q.strides[2], d, sc.q + r * sc.ldq);
+    Gather(q.as<float>() + q.offset(query(r), head(r), 0), q.strides[2], d, sc.q + r * sc.ldq);
     std::fill(sc.acc + r * sc.ldacc, sc.acc + (r + 1) * sc.ldacc, 0.0f);
     sc.m[r] = kNegInf;
     sc.l[r] = 0;
     sc.exceptional[r] = 0;
   }
   int64_t last_position = 0;
-  if (plan.causal) last_position = *std::max_element(&plan.q_pos[i0], &plan.q_pos[i0] + rows);
+  if (plan.causal) last_position = *std::max_element(&plan.q_pos[i0], &plan.q_pos[i0] + queries);
 
   for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
     if (plan.causal && plan.block_min[kb] > last_position) continue;  // masked for every row
@@ -387,7 +404,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
     gemm::product_abt(sc.q, sc.ldq, keys, ldk, sc.s, sc.lds, rows, n, d);
 
     for (int64_t r = 0; r < rows; ++r) {
-      if (!sc.exceptional[r] && !SoftmaxStep(plan, sc, r, h, i0 + r, j0, n, kb)) {
+      if (!sc.exceptional[r] && !SoftmaxStep(plan, sc, r, head(r), query(r), j0, n, kb)) {
         sc.exceptional[r] = 1;
       }
       if (sc.exceptional[r]) {
@@ -425,7 +442,8 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
       for (int64_t r = 0; r < rows; ++r) {
         if (sc.exceptional[r]) continue;
         bool sees_bad_value = false;
-        for (int64_t j : sc.bad_values) sees_bad_value |= Contributes(plan, h, i0 + r, j0 + j);
+        for (int64_t j : sc.bad_values)
+          sees_bad_value |= Contributes(plan, head(r), query(r), j0 + j);
         if (sees_bad_value || !AllFinite(sc.t + r * sc.ldacc, dv)) sc.exceptional[r] = 1;
       }
     }
@@ -443,7 +461,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
 
   for (int64_t r = 0; r < rows; ++r) {
     if (sc.exceptional[r]) {
-      exact_row(call, h, i0 + r);
+      exact_row(call, head(r), query(r));
       continue;
     }
     // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
@@ -454,7 +472,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
       const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
       hn::Store(value, df, o + c);
     }
-    float* dst = out.as<float>() + out.offset(i0 + r, h, 0);
+    float* dst = out.as<float>() + out.offset(query(r), head(r), 0);
     if (out.strides[2] == 1) {
       std::memcpy(dst, o, static_cast<size_t>(dv) * sizeof(float));
     } else {
@@ -467,9 +485,9 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h, int64_t i0
 void Attend(const Plan& plan, int64_t begin, int64_t end) {
   Scratch& scratch = Scratch::for_this_thread(plan);
   for (int64_t index = begin; index < end; ++index) {
-    int64_t h, i0, i1;
-    plan.item(index, h, i0, i1);
-    AttendBlock(plan, scratch, h, i0, i1);
+    int64_t h0, h1, i0, i1;
+    plan.item(index, h0, h1, i0, i1);
+    AttendBlock(plan, scratch, h0, h1, i0, i1);
   }
 }
 
@@ -488,10 +506,10 @@ namespace {
 void run_attention(const AttentionCall& call, AttendFn* attend) {
   call.validate();
   const attention_detail::Plan plan(call);
-  const int64_t items = plan.hq * plan.query_blocks;
+  const int64_t items = plan.items();
   // Per score: the two products at roughly 40 flop/ns, plus the softmax.
   const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
-  const int64_t rows = std::min(plan.tq, attention_detail::kQueryRows);
+  const int64_t rows = plan.heads_per_item * std::min(plan.tq, plan.queries_per_item);
   const double per_item = per_score * static_cast<double>(rows * plan.tk);
   const int parts = plan_parts(call.threads, items, per_item);
   if (items == 0) return;

@@ -131,6 +131,8 @@ TEST(OptimizedAttention, GroupedQueryHeadsReadTheirKvHead) {
     expect_every_target_matches(problem({9, 40, 8, hkv, 16, 16, Mask::causal, true}, 40 + hkv));
     expect_every_target_matches(problem({1, 300, 8, hkv, 64, 64}, 50 + hkv));  // decoding
   }
+  // Groups larger than a work item's 64 rows are split across items.
+  expect_every_target_matches(problem({3, 40, 130, 2, 8, 8, Mask::causal, true}, 60));
   // GQA must not read another head's keys: giving kv head 1 huge values changes only heads 4-7.
   const Shape s{3, 7, 8, 2, 8, 8};
   Arena a1, a2;
