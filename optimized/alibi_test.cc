@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
-#include "optimized/thread_pool.h"
+#include "optimized/testing.h"
 #include "properties/harness.h"
 #include "properties/testing.h"
 #include "reference/reference.h"
@@ -48,20 +48,8 @@ Problem<AlibiCall> problem(const Shape& s, uint64_t seed) {
           }};
 }
 
-void expect_every_target_bitwise(const Problem<AlibiCall>& p) {
-  for (const auto& impl : alibi()) {
-    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;  // this host runs every target
-    const harness::Outcome o = harness::differential(impl, p);
-    EXPECT_TRUE(o.ok) << impl.name << " " << p.label << ": " << o.failure;
-    EXPECT_GT(o.comparison.checked, 0);
-  }
-}
-
 TEST(OptimizedAlibi, EveryTargetIsListedAndTheFallbackRunsHere) {
-  const auto impls = alibi();
-  ASSERT_GE(impls.size(), 3u);
-  EXPECT_EQ(impls.front().name, "alibi/optimized");
-  EXPECT_EQ(impls.back().unavailable_reason(), "");
+  expect_every_target_listed(alibi(), "alibi");
 }
 
 // Many queries on consecutive keys: rows are windows of per-head lines.
@@ -70,8 +58,9 @@ TEST(OptimizedAlibi, WindowsOfLinesAreBitwiseTheReference) {
   for (int64_t heads : {1, 12, 80}) {  // powers of two and the interleaved slopes
     for (int64_t tk : {16, 300}) {
       for (bool causal : {false, true}) {
-        expect_every_target_bitwise(problem({heads, 16, tk, causal}, seed++));
-        expect_every_target_bitwise(
+        expect_every_target_matches(alibi(), problem({heads, 16, tk, causal}, seed++));
+        expect_every_target_matches(
+            alibi(),
             problem({heads, 16, tk, causal, Positions::shifted, Layout::padded, 5.5}, seed++));
       }
     }
@@ -84,13 +73,14 @@ TEST(OptimizedAlibi, DirectRowsAreBitwiseTheReference) {
   uint64_t seed = 100;
   for (int64_t tk : {1, 7, 33, 1000}) {
     for (bool causal : {false, true}) {
-      expect_every_target_bitwise(problem({6, 1, tk, causal}, seed++));
-      expect_every_target_bitwise(problem({6, 2, tk, causal, Positions::wide}, seed++));
-      expect_every_target_bitwise(problem(
-          {6, 3, tk, causal, Positions::duplicates, Layout::permuted, 8, DType::i32}, seed++));
-      expect_every_target_bitwise(
-          problem({3, std::min<int64_t>(tk, 40), tk, causal, Positions::cache, Layout::permuted},
-                  seed++));  // windows, but strided rows
+      expect_every_target_matches(alibi(), problem({6, 1, tk, causal}, seed++));
+      expect_every_target_matches(alibi(), problem({6, 2, tk, causal, Positions::wide}, seed++));
+      expect_every_target_matches(alibi(), problem({6, 3, tk, causal, Positions::duplicates,
+                                                    Layout::permuted, 8, DType::i32},
+                                                   seed++));
+      expect_every_target_matches(alibi(), problem({3, std::min<int64_t>(tk, 40), tk, causal,
+                                                    Positions::cache, Layout::permuted},
+                                                   seed++));  // windows, but strided rows
     }
   }
 }
@@ -99,39 +89,15 @@ TEST(OptimizedAlibi, DirectRowsAreBitwiseTheReference) {
 // are unaligned (tk odd), so each row has an element-wise head and tail.
 TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
   for (const Shape& s : {Shape{32, 257, 2049, true}, Shape{8, 1, 2'100'001, false}}) {
-    Arena ref_arena;
-    const AlibiCall expected = problem(s, 7).build(ref_arena);
-    reference::alibi(expected);
-    const size_t bytes = static_cast<size_t>(expected.bias.numel()) * sizeof(float);
-    ASSERT_GT(bytes, size_t{64} << 20);
-    for (const auto& impl : alibi()) {
-      Arena arena;
-      const AlibiCall got = problem(s, 7).build(arena);
-      impl.run(got);
-      EXPECT_EQ(std::memcmp(got.bias.data, expected.bias.data, bytes), 0) << impl.name;
-    }
+    ASSERT_GT(s.heads * s.tq * s.tk * 4, int64_t{64} << 20);
+    expect_every_target_bitwise(alibi(), problem(s, 7));
   }
 }
 
 TEST(OptimizedAlibi, BitwiseIdenticalForEveryThreadCount) {
   for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
                          Shape{8, 64, 2048, true, Positions::wide}}) {
-    std::vector<float> first;
-    for (int threads : {1, 2, 3, 7}) {
-      Arena arena;
-      AlibiCall call = problem(s, 11).build(arena);
-      call.threads = threads;
-      alibi().front().run(call);
-      EXPECT_EQ(last_threaded_parts(), threads) << "the check must really run threaded";
-      const float* b = call.bias.as<float>();
-      std::vector<float> out(b, b + call.bias.numel());
-      if (first.empty()) {
-        first = out;
-      } else {
-        EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
-            << threads << " threads";
-      }
-    }
+    expect_bitwise_for_thread_counts(alibi().front(), problem(s, 11));
   }
 }
 

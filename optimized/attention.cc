@@ -244,6 +244,22 @@ HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) 
   }
 }
 
+// Rows [j0, j0 + n) of head h of a [t, heads, width] view, with their leading dimension: in place
+// when the rows are contiguous, else copied into `buffer` (leading dimension width).
+HWY_INLINE const float* HeadRows(const Tensor& t, int64_t j0, int64_t n, int64_t h, float* buffer,
+                                 int64_t& ld) {
+  const float* rows = t.as<float>() + t.offset(j0, h, 0);
+  if (t.strides[2] == 1) {
+    ld = t.strides[0];
+    return rows;
+  }
+  const int64_t width = t.shape[2];
+  for (int64_t j = 0; j < n; ++j)
+    Gather(rows + j * t.strides[0], t.strides[2], width, buffer + j * width);
+  ld = width;
+  return buffer;
+}
+
 // Whether all n elements of the contiguous row are finite.
 HWY_INLINE bool AllFinite(const float* row, int64_t n) {
   const DF df;
@@ -393,14 +409,8 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     if (plan.causal && plan.block_min[kb] > last_position) continue;  // masked for every row
     const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
 
-    const float* keys = k.as<float>() + k.offset(j0, kvh, 0);
-    int64_t ldk = k.strides[0];
-    if (k.strides[2] != 1) {
-      for (int64_t j = 0; j < n; ++j)
-        Gather(keys + j * k.strides[0], k.strides[2], d, sc.k + j * sc.ldk);
-      keys = sc.k;
-      ldk = sc.ldk;
-    }
+    int64_t ldk, ldv;
+    const float* keys = HeadRows(k, j0, n, kvh, sc.k, ldk);
     gemm::product_abt(sc.q, sc.ldq, keys, ldk, sc.s, sc.lds, rows, n, d);
 
     for (int64_t r = 0; r < rows; ++r) {
@@ -412,15 +422,8 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
       }
     }
 
-    // This block's p·v, values read in place when contiguous.
-    const float* values = v.as<float>() + v.offset(j0, kvh, 0);
-    int64_t ldv = v.strides[0];
-    if (v.strides[2] != 1) {
-      for (int64_t j = 0; j < n; ++j)
-        Gather(values + j * v.strides[0], v.strides[2], dv, sc.v + j * sc.ldv);
-      values = sc.v;
-      ldv = sc.ldv;
-    }
+    // This block's p·v.
+    const float* values = HeadRows(v, j0, n, kvh, sc.v, ldv);
     gemm::product_ab(sc.s, sc.lds, values, ldv, sc.t, sc.ldacc, rows, dv, n);
     // A value that is NaN or ∞ (an unused KV-cache slot, say) turns every row's product non-finite
     // (0·NaN is NaN): redo the block with those values zeroed. A row that sees such a key, or

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
-#include "optimized/thread_pool.h"
+#include "optimized/testing.h"
 #include "properties/harness.h"
 #include "properties/testing.h"
 
@@ -72,14 +72,8 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
 
 void set(const Tensor& t, int64_t offset, float value) { t.as<float>()[offset] = value; }
 
-// Runs every target on the problem and expects the reference's answer within the bound.
 void expect_every_target_matches(const Problem<AttentionCall>& p) {
-  for (const auto& impl : attention()) {
-    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;  // this host runs every target
-    const harness::Outcome o = harness::differential(impl, p);
-    EXPECT_TRUE(o.ok) << impl.name << " " << p.label << ": " << o.failure;
-    EXPECT_GT(o.comparison.checked, 0) << p.label;
-  }
+  optimized::expect_every_target_matches(attention(), p);
 }
 
 std::vector<float> copy_out(const AttentionCall& call) {
@@ -91,20 +85,8 @@ std::vector<float> copy_out(const AttentionCall& call) {
   return out;
 }
 
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 TEST(OptimizedAttention, EveryTargetIsListedAndTheFallbackRunsHere) {
-  const auto impls = attention();
-  ASSERT_GE(impls.size(), 3u);
-  EXPECT_EQ(impls.front().name, "attention/optimized");
-  bool fallback = false;
-  for (const auto& impl : impls) {
-    fallback |= impl.name == "attention/hwy:EMU128" || impl.name == "attention/hwy:SCALAR";
-  }
-  EXPECT_TRUE(fallback);
-  EXPECT_EQ(impls.back().unavailable_reason(), "");
+  expect_every_target_listed(attention(), "attention");
 }
 
 // Head dims and key counts that are not multiples of the vector width or of the key block (256),
@@ -286,20 +268,8 @@ TEST(OptimizedAttention, LargeBiasesAndAdditiveMasks) {
 
 TEST(OptimizedAttention, BitwiseIdenticalForEveryThreadCount) {
   // Realistic prefill: 8 query heads on 2 kv heads, causal, explicit positions and a bias.
-  const Shape s{300, 300, 8, 2, 64, 64, Mask::causal, true, true};
-  std::vector<float> first;
-  for (int threads : {1, 2, 3, 7}) {
-    Arena arena;
-    AttentionCall call = problem(s, 21).build(arena);
-    call.threads = threads;
-    attention().front().run(call);
-    EXPECT_EQ(last_threaded_parts(), threads) << "the determinism check must really run threaded";
-    if (first.empty()) {
-      first = copy_out(call);
-    } else {
-      EXPECT_TRUE(bitwise_equal(copy_out(call), first)) << threads << " threads";
-    }
-  }
+  expect_bitwise_for_thread_counts(attention().front(),
+                                   problem({300, 300, 8, 2, 64, 64, Mask::causal, true, true}, 21));
 }
 
 // The same values at other addresses give the same bits (Eigen's paths for small products must
@@ -311,7 +281,7 @@ TEST(OptimizedAttention, BitwiseIdenticalAtEveryAlignment) {
     const AttentionCall base = problem(s, 31).build(arena);
     for (const auto& impl : attention()) {
       impl.run(base);
-      const std::vector<float> expected = copy_out(base);
+      const std::vector<uint32_t> expected = output_bits(base);
       for (int64_t shift = 1; shift < 16; shift += 3) {
         // Copies of q, k, v shifted by `shift` floats.
         auto shifted = [&](const Tensor& t, std::vector<float>& storage) {
@@ -328,7 +298,7 @@ TEST(OptimizedAttention, BitwiseIdenticalAtEveryAlignment) {
         call.v = shifted(base.v, vs);
         call.out = shifted(base.out, os);
         impl.run(call);
-        EXPECT_TRUE(bitwise_equal(copy_out(call), expected))
+        EXPECT_TRUE(output_bits(call) == expected)
             << impl.name << " " << describe(s) << " shift " << shift;
       }
     }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
-#include "optimized/thread_pool.h"
+#include "optimized/testing.h"
 #include "properties/harness.h"
 #include "properties/testing.h"
 #include "reference/reference.h"
@@ -116,20 +116,8 @@ Problem<T5Call> problem(const Shape& s, uint64_t seed) {
           }};
 }
 
-void expect_every_target_bitwise(const Problem<T5Call>& p) {
-  for (const auto& impl : t5()) {
-    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;  // this host runs every target
-    const harness::Outcome o = harness::differential(impl, p);
-    EXPECT_TRUE(o.ok) << impl.name << " " << p.label << ": " << o.failure;
-    EXPECT_GT(o.comparison.checked, 0);
-  }
-}
-
 TEST(OptimizedT5, EveryTargetIsListedAndTheFallbackRunsHere) {
-  const auto impls = t5();
-  ASSERT_GE(impls.size(), 3u);
-  EXPECT_EQ(impls.front().name, "t5/optimized");
-  EXPECT_EQ(impls.back().unavailable_reason(), "");
+  expect_every_target_listed(t5(), "t5");
 }
 
 TEST(OptimizedT5, EveryTargetAndPathIsBitwiseTheReference) {
@@ -138,12 +126,14 @@ TEST(OptimizedT5, EveryTargetAndPathIsBitwiseTheReference) {
     for (int64_t tk : {1, 9, 300}) {
       // Windows of value lines (many queries), bucket-line lookups (one query), any positions,
       // strided rows, int32 positions.
-      expect_every_target_bitwise(problem({c, 5, std::min<int64_t>(tk, 24), tk}, seed++));
-      expect_every_target_bitwise(problem({c, 5, 1, tk, Positions::shifted}, seed++));
-      expect_every_target_bitwise(problem({c, 3, 4, tk, Positions::wide}, seed++));
-      expect_every_target_bitwise(
+      expect_every_target_matches(t5(), problem({c, 5, std::min<int64_t>(tk, 24), tk}, seed++));
+      expect_every_target_matches(t5(), problem({c, 5, 1, tk, Positions::shifted}, seed++));
+      expect_every_target_matches(t5(), problem({c, 3, 4, tk, Positions::wide}, seed++));
+      expect_every_target_matches(
+          t5(),
           problem({c, 3, 5, tk, Positions::duplicates, Layout::permuted, DType::i32}, seed++));
-      expect_every_target_bitwise(
+      expect_every_target_matches(
+          t5(),
           problem({c, 2, std::min<int64_t>(tk, 30), tk, Positions::cache, Layout::padded}, seed++));
     }
   }
@@ -152,39 +142,15 @@ TEST(OptimizedT5, EveryTargetAndPathIsBitwiseTheReference) {
 // A bias larger than the last-level cache is written with non-temporal stores.
 TEST(OptimizedT5, StreamedBiasIsBitwiseTheReference) {
   for (const Shape& s : {Shape{kConfigs[0], 32, 257, 2049}, Shape{kConfigs[1], 8, 1, 2'100'001}}) {
-    Arena ref_arena;
-    const T5Call expected = problem(s, 7).build(ref_arena);
-    reference::t5(expected);
-    const size_t bytes = static_cast<size_t>(expected.bias.numel()) * sizeof(float);
-    ASSERT_GT(bytes, size_t{64} << 20);
-    for (const auto& impl : t5()) {
-      Arena arena;
-      const T5Call got = problem(s, 7).build(arena);
-      impl.run(got);
-      EXPECT_EQ(std::memcmp(got.bias.data, expected.bias.data, bytes), 0) << impl.name;
-    }
+    ASSERT_GT(s.heads * s.tq * s.tk * 4, int64_t{64} << 20);
+    expect_every_target_bitwise(t5(), problem(s, 7));
   }
 }
 
 TEST(OptimizedT5, BitwiseIdenticalForEveryThreadCount) {
   for (const Shape& s : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 8192},
                          Shape{kConfigs[0], 8, 256, 1024, Positions::wide}}) {
-    std::vector<float> first;
-    for (int threads : {1, 2, 3, 7}) {
-      Arena arena;
-      T5Call call = problem(s, 11).build(arena);
-      call.threads = threads;
-      t5().front().run(call);
-      EXPECT_EQ(last_threaded_parts(), threads) << "the check must really run threaded";
-      const float* b = call.bias.as<float>();
-      std::vector<float> out(b, b + call.bias.numel());
-      if (first.empty()) {
-        first = out;
-      } else {
-        EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
-            << threads << " threads";
-      }
-    }
+    expect_bitwise_for_thread_counts(t5().front(), problem(s, 11));
   }
 }
 
