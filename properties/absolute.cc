@@ -150,7 +150,7 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
       .any = any_spec(true, 0, 48),
       .large = rc::gen::exec([] {
         AbsoluteSpec s = *any_spec(true, 0, 0);
-        s.tokens = *gen::uniform(128, 1024);
+        s.tokens = *gen::uniform(64, 512);
         s.dim = *gen::uniform(32, 128);
         s.positions = *gen::positions(s.tokens, s.rows - 1);
         return s;

@@ -137,8 +137,9 @@ std::vector<Property<AlibiCall>> alibi_properties() {
       .any = alibi_spec(12, 24),
       .large = rc::gen::exec([] {
         AlibiSpec s = *alibi_spec(0, 0);
+        s.heads = *gen::uniform(1, 16);
         std::tie(s.q, s.k) =
-            *gen::query_key_positions(*gen::uniform(64, 256), *gen::uniform(64, 512));
+            *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
         return s;
       }),
       .build = [](const AlibiSpec& s, Arena& a) { return build(s, a); },

@@ -299,8 +299,8 @@ std::vector<Property<AttentionCall>> attention_properties() {
       .any = any_spec(true, 12, 20, 72),
       .large = rc::gen::exec([] {
         AttentionSpec s = *any_spec(true, 0, 0, 1);
-        s.tq = *gen::uniform(16, 128);
-        s.tk = *gen::uniform(16, 128);
+        s.tq = *gen::uniform(16, 96);
+        s.tk = *gen::uniform(16, 96);
         s.d = *rc::gen::element<int64_t>(32, 64, 80);
         s.dv = *rc::gen::element<int64_t>(32, 64);
         if (s.with_positions) {

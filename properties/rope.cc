@@ -388,7 +388,7 @@ std::vector<Property<RopeCall>> rope_properties() {
       .any = rope_spec({}),
       .large = rc::gen::exec([] {
         RopeSpec s = *rope_spec({.max_tokens = 1});
-        s.tokens = *gen::uniform(32, 256);
+        s.tokens = *gen::uniform(16, 128);
         s.hq = *gen::uniform(2, 8);
         s.head_dim = *rc::gen::element<int64_t>(64, 80, 128);
         s.rotary_dim = std::min(s.rotary_dim, s.head_dim) / 2 * 2;

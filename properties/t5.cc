@@ -196,7 +196,7 @@ std::vector<Property<T5Call>> t5_properties() {
       .large = rc::gen::exec([] {
         T5Spec s = *t5_spec(0, 0);
         std::tie(s.q, s.k) =
-            *gen::query_key_positions(*gen::uniform(64, 256), *gen::uniform(64, 512));
+            *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
         return s;
       }),
       .build = [](const T5Spec& s, Arena& a) { return build(s, a); },
