@@ -19,13 +19,13 @@ namespace {
 
 using harness::Arena;
 using harness::Layout;
-using harness::Positions;
+using harness::PositionPattern;
 using harness::Problem;
 
 struct Shape {
   int64_t heads, tq, tk;
   bool causal = false;
-  Positions positions = Positions::cache;
+  PositionPattern positions = PositionPattern::cache;
   Layout layout = Layout::contiguous;
   double max_bias = 8;
   DType index = DType::i64;
@@ -60,8 +60,8 @@ TEST(OptimizedAlibi, WindowsOfLinesAreBitwiseTheReference) {
       for (bool causal : {false, true}) {
         expect_every_target_matches(alibi(), problem({heads, 16, tk, causal}, seed++));
         expect_every_target_matches(
-            alibi(),
-            problem({heads, 16, tk, causal, Positions::shifted, Layout::padded, 5.5}, seed++));
+            alibi(), problem({heads, 16, tk, causal, PositionPattern::shifted, Layout::padded, 5.5},
+                             seed++));
       }
     }
   }
@@ -74,12 +74,13 @@ TEST(OptimizedAlibi, DirectRowsAreBitwiseTheReference) {
   for (int64_t tk : {1, 7, 33, 1000}) {
     for (bool causal : {false, true}) {
       expect_every_target_matches(alibi(), problem({6, 1, tk, causal}, seed++));
-      expect_every_target_matches(alibi(), problem({6, 2, tk, causal, Positions::wide}, seed++));
-      expect_every_target_matches(alibi(), problem({6, 3, tk, causal, Positions::duplicates,
+      expect_every_target_matches(alibi(),
+                                  problem({6, 2, tk, causal, PositionPattern::wide}, seed++));
+      expect_every_target_matches(alibi(), problem({6, 3, tk, causal, PositionPattern::duplicates,
                                                     Layout::permuted, 8, DType::i32},
                                                    seed++));
       expect_every_target_matches(alibi(), problem({3, std::min<int64_t>(tk, 40), tk, causal,
-                                                    Positions::cache, Layout::permuted},
+                                                    PositionPattern::cache, Layout::permuted},
                                                    seed++));  // windows, but strided rows
     }
   }
@@ -96,7 +97,7 @@ TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
 
 TEST(OptimizedAlibi, BitwiseIdenticalForEveryThreadCount) {
   for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
-                         Shape{8, 64, 2048, true, Positions::wide}}) {
+                         Shape{8, 64, 2048, true, PositionPattern::wide}}) {
     expect_bitwise_for_thread_counts(alibi().front(), problem(s, 11));
   }
 }

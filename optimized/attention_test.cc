@@ -63,7 +63,7 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
               call.q_positions = arena.alloc(DType::i64, {s.tq}, s.layout);
               call.k_positions = arena.alloc(DType::i32, {s.tk}, s.layout);
               harness::fill_positions(*call.q_positions, *call.k_positions,
-                                      harness::Positions::cache, values);
+                                      harness::PositionPattern::cache, values);
             }
             if (edit) edit(call);
             return call;

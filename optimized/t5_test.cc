@@ -20,7 +20,7 @@ namespace {
 
 using harness::Arena;
 using harness::Layout;
-using harness::Positions;
+using harness::PositionPattern;
 using harness::Problem;
 
 struct Config {
@@ -91,7 +91,7 @@ TEST(OptimizedT5, BucketsEqualTheReferenceAtEveryDistance) {
 struct Shape {
   Config config;
   int64_t heads, tq, tk;
-  Positions positions = Positions::cache;
+  PositionPattern positions = PositionPattern::cache;
   Layout layout = Layout::contiguous;
   DType index = DType::i64;
 };
@@ -127,14 +127,14 @@ TEST(OptimizedT5, EveryTargetAndPathIsBitwiseTheReference) {
       // Windows of value lines (many queries), bucket-line lookups (one query), any positions,
       // strided rows, int32 positions.
       expect_every_target_matches(t5(), problem({c, 5, std::min<int64_t>(tk, 24), tk}, seed++));
-      expect_every_target_matches(t5(), problem({c, 5, 1, tk, Positions::shifted}, seed++));
-      expect_every_target_matches(t5(), problem({c, 3, 4, tk, Positions::wide}, seed++));
+      expect_every_target_matches(t5(), problem({c, 5, 1, tk, PositionPattern::shifted}, seed++));
+      expect_every_target_matches(t5(), problem({c, 3, 4, tk, PositionPattern::wide}, seed++));
       expect_every_target_matches(
-          t5(),
-          problem({c, 3, 5, tk, Positions::duplicates, Layout::permuted, DType::i32}, seed++));
-      expect_every_target_matches(
-          t5(),
-          problem({c, 2, std::min<int64_t>(tk, 30), tk, Positions::cache, Layout::padded}, seed++));
+          t5(), problem({c, 3, 5, tk, PositionPattern::duplicates, Layout::permuted, DType::i32},
+                        seed++));
+      expect_every_target_matches(t5(), problem({c, 2, std::min<int64_t>(tk, 30), tk,
+                                                 PositionPattern::cache, Layout::padded},
+                                                seed++));
     }
   }
 }
@@ -149,7 +149,7 @@ TEST(OptimizedT5, StreamedBiasIsBitwiseTheReference) {
 
 TEST(OptimizedT5, BitwiseIdenticalForEveryThreadCount) {
   for (const Shape& s : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 8192},
-                         Shape{kConfigs[0], 8, 256, 1024, Positions::wide}}) {
+                         Shape{kConfigs[0], 8, 256, 1024, PositionPattern::wide}}) {
     expect_bitwise_for_thread_counts(t5().front(), problem(s, 11));
   }
 }
