@@ -255,13 +255,32 @@ void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor
       "overlaps " + std::string(in_name) + (allow_identical ? " without being the same view" : ""));
 }
 
-void check_positions(const Tensor& positions, std::string_view name, int64_t lo, int64_t hi) {
-  for (int64_t i = 0; i < positions.shape[0]; ++i) {
-    int64_t p = load_index(positions, positions.offset(i));
-    POSENC_REQUIRE(p >= lo && p <= hi, std::string(name) + "[" + std::to_string(i) + "]",
-                   std::to_string(p),
-                   "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+namespace {
+
+[[noreturn]] void position_out_of_range(std::string_view name, int64_t i, int64_t p, int64_t lo,
+                                        int64_t hi) {
+  throw Error(std::string(name) + "[" + std::to_string(i) + "]", std::to_string(p),
+              "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+// The first index whose position lies outside [lo, hi], or n.
+template <class Index>
+int64_t first_out_of_range(const Index* p, int64_t stride, int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[i * stride] < lo || p[i * stride] > hi) return i;
   }
+  return n;
+}
+
+}  // namespace
+
+void check_positions(const Tensor& positions, std::string_view name, int64_t lo, int64_t hi) {
+  // Typed, and the message built only on failure: kernels validate every position of every call.
+  const int64_t n = positions.shape[0], stride = positions.strides[0];
+  const int64_t i = positions.dtype == DType::i64
+                        ? first_out_of_range(positions.as<int64_t>(), stride, n, lo, hi)
+                        : first_out_of_range(positions.as<int32_t>(), stride, n, lo, hi);
+  if (i < n) position_out_of_range(name, i, load_index(positions, positions.offset(i)), lo, hi);
 }
 
 }  // namespace posenc

@@ -9,11 +9,14 @@
 #include <vector>
 
 #include "posenc/absolute.h"
+#include "posenc/alibi.h"
+#include "posenc/attention.h"
 #include "posenc/kernel.h"
 #include "posenc/rope.h"
 #include "posenc/rope_cache.h"
 #include "posenc/rope_frequencies.h"
 #include "posenc/sinusoidal.h"
+#include "posenc/t5.h"
 
 namespace posenc::optimized {
 
@@ -37,5 +40,17 @@ std::vector<Impl<RopeCacheCall>> rope_cache();
 // Bound 2 (proof in rope.cc). The pass-through tail is copied bit for bit. f32 throughout: a
 // product of an input and a coefficient past FLT_MAX overflows (inputs near FLT_MAX with f > 1).
 std::vector<Impl<RopeCall>> rope();
+
+// softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
+// by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 as the
+// reference does. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the
+// error analysis is in attention.cc).
+std::vector<Impl<AttentionCall>> attention();
+
+// ALiBi slopes and bias, each element evaluated in fp64 as the reference does: bound 0 (bitwise).
+std::vector<Impl<AlibiCall>> alibi();
+
+// T5 relative-position bias: the reference's float32 buckets, looked up: bound 0 (bitwise).
+std::vector<Impl<T5Call>> t5();
 
 }  // namespace posenc::optimized

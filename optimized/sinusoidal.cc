@@ -31,7 +31,10 @@ void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t be
   const Tensor& out = call.out;
   const int64_t half = out.shape[1] / 2, os = out.strides[1];
   const int64_t xs = call.x ? call.x->strides[1] : 0;
-  const bool unit_stride = os == 1 && (!call.x || xs == 1);
+  // Highway 1.0.3's scalar DemoteTo(double → float) saturates ±∞ to ±FLT_MAX
+  // (hwy/ops/scalar-inl.h), so x = −∞ would come out finite: the scalar target takes the
+  // static_cast loop below, which rounds the same double sum once and keeps ∞.
+  const bool unit_stride = os == 1 && (!call.x || xs == 1) && HWY_TARGET != HWY_SCALAR;
   // Row by row: the stores stream through memory in address order, which the hardware follows.
   auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
   AngleWalker walker(dd, angles, scratch.get());

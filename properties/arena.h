@@ -16,7 +16,8 @@ namespace posenc::harness {
 // How a logical tensor is laid out in memory.
 enum class Layout : uint8_t {
   contiguous,  // row-major, no gaps
-  padded,      // row-major with every dimension's stride padded (rows of a larger tensor)
+  padded,      // row-major with every dimension's stride padded (rows of a larger tensor); a
+               // vector gets stride 2
   permuted,    // the innermost two dims swapped in memory (a transposed view), padded
 };
 const char* layout_name(Layout layout);
@@ -32,8 +33,8 @@ class Arena {
 
   // Remembers every byte of every allocation; call after filling inputs, before the kernel.
   void snapshot();
-  // First byte that changed since snapshot() outside `outputs`, as "<alloc #>+<byte offset>";
-  // nullopt when none did.
+  // The first byte that changed since snapshot() outside `outputs`, described by its buffer, its
+  // byte offset and whether it lies in a guard; nullopt when none did.
   std::optional<std::string> stray_write(const std::vector<Tensor>& outputs) const;
 
  private:
@@ -42,6 +43,7 @@ class Arena {
     size_t size = 0;              // guard + payload + guard
     size_t payload = 0;           // offset of the payload
     std::vector<uint8_t> before;  // snapshot
+    std::string what;             // the view it was allocated for
   };
   std::vector<Block> blocks_;
 };

@@ -1,10 +1,14 @@
-// attention: outputs, tolerance model and problems.
+// attention: outputs, tolerance model, problems and properties, with a second oracle in Eigen.
 #include <fmt/format.h>
 
+#include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <vector>
 
-#include "properties/harness.h"
+#include "properties/generic.h"
 
 namespace posenc::harness {
 
@@ -28,11 +32,435 @@ Comparison compare(const AttentionCall& expected, const AttentionCall& got, doub
     const int64_t i = ix[0], h = ix[1], c = ix[2];
     double qnorm = 0;
     for (int64_t e = 0; e < q.shape[2]; ++e) qnorm += std::pow(load(q, q.offset(i, h, e)), 2);
-    return ulp_f32(vmax[(h / group) * dv + c]) * (1 + scale * std::sqrt(qnorm) * kmax[h / group]);
+    const double spread = kmax[h / group] == 0 ? 0 : scale * std::sqrt(qnorm) * kmax[h / group];
+    return ulp_f32(vmax[(h / group) * dv + c]) * (1 + spread);
   });
 }
 
+std::vector<Tensor*> views(AttentionCall& call) {
+  return {&call.q,
+          &call.k,
+          &call.v,
+          &call.out,
+          call.bias ? &*call.bias : nullptr,
+          call.q_positions ? &*call.q_positions : nullptr,
+          call.k_positions ? &*call.k_positions : nullptr};
+}
+
 namespace {
+
+// One attention problem. Layout slots: q, k, v, out, bias, q_positions, k_positions.
+struct AttentionSpec {
+  int64_t tq = 0, tk = 0, hq = 1, hkv = 1, d = 1, dv = 1;
+  Mask mask = Mask::none;
+  bool with_positions = false;
+  enum class Bias : uint8_t { none, values, alibi } bias = Bias::none;
+  double scale = std::nan("");
+  Positions q_pos, k_pos;
+  Fill q, k, v, bias_values;
+  Layouts layouts = uniform_layouts(Layout::contiguous);
+
+  bool specials() const {
+    return q.has_specials() || k.has_specials() || v.has_specials() ||
+           (bias == Bias::values && bias_values.has_specials());
+  }
+};
+
+std::string describe(const AttentionSpec& s) {
+  std::string str = fmt::format("tq={} tk={} hq={} hkv={} d={} dv={} mask={}", s.tq, s.tk, s.hq,
+                                s.hkv, s.d, s.dv, s.mask == Mask::causal ? "causal" : "none");
+  if (!std::isnan(s.scale)) str += fmt::format(" scale={}", s.scale);
+  if (s.with_positions)
+    str += " q_positions=" + s.q_pos.describe() + " k_positions=" + s.k_pos.describe();
+  if (s.bias == AttentionSpec::Bias::alibi) str += " bias=alibi";
+  if (s.bias == AttentionSpec::Bias::values) str += " bias=(" + s.bias_values.describe() + ")";
+  str += fmt::format(" q=({}) k=({}) v=({})", s.q.describe(), s.k.describe(), s.v.describe());
+  if (any_strided(s.layouts)) {
+    str += " layouts";
+    for (int i = 0; i < 7; ++i) str += fmt::format(" {}", layout_name(s.layouts[i]));
+  }
+  return str;
+}
+
+void showValue(const AttentionSpec& s, std::ostream& os) { os << describe(s); }
+
+// ALiBi-shaped bias −2^(−(h+1))·|i − j| over slots: a positional scheme for the properties.
+void alibi_bias(const Tensor& bias) {
+  for (int64_t h = 0; h < bias.shape[0]; ++h)
+    for (int64_t i = 0; i < bias.shape[1]; ++i)
+      for (int64_t j = 0; j < bias.shape[2]; ++j)
+        store(bias, bias.offset(h, i, j),
+              -std::ldexp(1.0, -static_cast<int>(h % 8) - 1) * std::fabs(double(i - j)));
+}
+
+AttentionCall build(const AttentionSpec& s, Arena& arena) {
+  AttentionCall call;
+  call.q = arena.alloc(DType::f32, {s.tq, s.hq, s.d}, s.layouts[0]);
+  call.k = arena.alloc(DType::f32, {s.tk, s.hkv, s.d}, s.layouts[1]);
+  call.v = arena.alloc(DType::f32, {s.tk, s.hkv, s.dv}, s.layouts[2]);
+  call.out = arena.alloc(DType::f32, {s.tq, s.hq, s.dv}, s.layouts[3]);
+  s.q.apply(call.q);
+  s.k.apply(call.k);
+  s.v.apply(call.v);
+  call.mask = s.mask;
+  call.scale = s.scale;
+  if (s.bias != AttentionSpec::Bias::none) {
+    call.bias = arena.alloc(DType::f32, {s.hq, s.tq, s.tk}, s.layouts[4]);
+    if (s.bias == AttentionSpec::Bias::alibi)
+      alibi_bias(*call.bias);
+    else
+      s.bias_values.apply(*call.bias);
+  }
+  if (s.with_positions) {
+    call.q_positions = arena.alloc(s.q_pos.dtype, {s.tq}, s.layouts[5]);
+    call.k_positions = arena.alloc(s.k_pos.dtype, {s.tk}, s.layouts[6]);
+    s.q_pos.store(*call.q_positions);
+    s.k_pos.store(*call.k_positions);
+  }
+  return call;
+}
+
+// Shapes: queries and keys from none up, 1–3 kv heads shared by 1–4 query heads each, head dims
+// with odd tails. `specials` allows special values and spread magnitudes in the inputs.
+rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, int64_t max_d) {
+  return rc::gen::exec([=] {
+    AttentionSpec s;
+    s.tq = *gen::count(max_tq);
+    s.tk = *gen::count(max_tk);
+    s.hkv = *gen::uniform(1, 3);
+    s.hq = s.hkv * *rc::gen::weightedOneOf<int64_t>(
+                       {{2, rc::gen::just<int64_t>(1)}, {1, gen::uniform(2, 4)}});
+    s.d = *gen::sized(1, max_d);
+    s.dv = *gen::sized(1, 24);
+    s.mask = *rc::gen::element(Mask::none, Mask::causal);
+    s.with_positions = s.mask == Mask::causal && *rc::gen::arbitrary<bool>();
+    if (s.with_positions) {
+      s.q_pos = *gen::positions(s.tq, kMaxPosition);
+      s.k_pos = *gen::positions(s.tk, kMaxPosition);
+    }
+    s.bias = *rc::gen::weightedElement<AttentionSpec::Bias>({{5, AttentionSpec::Bias::none},
+                                                             {2, AttentionSpec::Bias::values},
+                                                             {1, AttentionSpec::Bias::alibi}});
+    // Scales near 1/√d, zero, or negative: moderate values, as models use.
+    s.scale = *rc::gen::weightedOneOf<double>(
+        {{3, rc::gen::just(std::nan(""))},
+         {1, rc::gen::map(gen::uniform(-64, 64), [](int64_t k) { return k / 16.0; })}});
+    auto values = specials ? gen::fill() : gen::finite_fill();
+    s.q = *values;
+    s.k = *values;
+    s.v = *values;
+    if (s.bias == AttentionSpec::Bias::values) s.bias_values = *values;
+    s.layouts = *gen::layouts();
+    return s;
+  });
+}
+
+void classify(const AttentionSpec& s) {
+  RC_CLASSIFY(s.tq == 0 || s.tk == 0, "empty");
+  RC_CLASSIFY(s.hq != s.hkv, "GQA");
+  RC_CLASSIFY(s.d % 16 != 0, "tail");
+  RC_CLASSIFY(s.mask == Mask::causal, "causal");
+  RC_CLASSIFY(s.bias != AttentionSpec::Bias::none, "bias");
+  RC_CLASSIFY(s.with_positions, "positions");
+  RC_CLASSIFY(s.with_positions && (s.q_pos.long_range() || s.k_pos.long_range()), "long positions");
+  RC_CLASSIFY(s.specials(), "specials");
+  RC_CLASSIFY(s.q.spread() || s.k.spread(), "spread magnitudes");
+  RC_CLASSIFY(any_strided(s.layouts), "strided");
+}
+
+// Self-attention over n tokens with a reordering of them: what the equivariance properties use.
+struct ReorderSpec {
+  std::vector<int64_t> order;  // new slot i holds old token order[i]
+  AttentionSpec attention;     // tq = tk = n
+};
+
+void showValue(const ReorderSpec& s, std::ostream& os) {
+  os << "order [";
+  for (size_t i = 0; i < s.order.size(); ++i) os << (i ? ", " : "") << s.order[i];
+  os << "] " << describe(s.attention);
+}
+
+// n tokens (at least min_n), mask and bias as given, finite moderate values; `swap` reorders by one
+// transposition of distinct slots (below n − 1 when `keep_last`), otherwise any permutation.
+// `generic` keeps the softmax far from one-hot (head dim ≤ 8, values in (−1, 1), scale 1/√d), so
+// that every token visibly weighs in: a saturated softmax hides order as well as content.
+rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias bias, bool swap,
+                                  bool keep_last, bool generic) {
+  return rc::gen::exec([=] {
+    ReorderSpec r;
+    AttentionSpec s = *any_spec(false, 1, 1, generic ? 8 : 40);
+    const int64_t n = *gen::sized(min_n, 24);
+    s.tq = s.tk = n;
+    s.mask = mask;
+    s.bias = bias;
+    s.with_positions = false;
+    if (generic) {
+      s.scale = std::nan("");
+      s.q = *gen::finite_fill(0);
+      s.k = *gen::finite_fill(0);
+      s.v = *gen::finite_fill(0);
+    }
+    r.order.resize(n);
+    std::iota(r.order.begin(), r.order.end(), 0);
+    if (swap) {
+      const int64_t last = keep_last ? n - 2 : n - 1;
+      const int64_t i = *gen::uniform(0, last - 1), j = *gen::uniform(i + 1, last);
+      std::swap(r.order[i], r.order[j]);
+    } else {
+      const auto keys = *rc::gen::container<std::vector<int64_t>>(n, gen::uniform(0, 1 << 20));
+      std::stable_sort(r.order.begin(), r.order.end(),
+                       [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+    }
+    r.attention = s;
+    return r;
+  });
+}
+
+// A copy of `src` (rank 3, dim 0 = tokens) with row i taken from row order[i].
+Tensor reorder_rows(const Tensor& src, const std::vector<int64_t>& order, Arena& arena) {
+  const Tensor dst = arena.alloc(src.dtype, {src.shape[0], src.shape[1], src.shape[2]});
+  for (int64_t i = 0; i < src.shape[0]; ++i)
+    for (int64_t h = 0; h < src.shape[1]; ++h)
+      for (int64_t c = 0; c < src.shape[2]; ++c)
+        store(dst, dst.offset(i, h, c), load(src, src.offset(order[i], h, c)));
+  return dst;
+}
+
+// Runs impl on X and on the reordered tokens; returns the comparison of Attn(reordered) with the
+// reordered Attn(X) (or, for `last_row_only`, of the last rows, which keep their slot).
+Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec& r,
+                             bool last_row_only) {
+  Arena arena;
+  const AttentionCall original = build(r.attention, arena);
+  impl.run(original);
+  AttentionCall shuffled = original;
+  shuffled.q = reorder_rows(original.q, r.order, arena);
+  shuffled.k = reorder_rows(original.k, r.order, arena);
+  shuffled.v = reorder_rows(original.v, r.order, arena);
+  shuffled.out = arena.alloc(DType::f32, {r.attention.tq, r.attention.hq, r.attention.dv});
+  impl.run(shuffled);  // the bias, if any, stays with the slots
+  AttentionCall expected = shuffled;
+  expected.out = reorder_rows(original.out, r.order, arena);
+  const double bound = metamorphic_bound(impl.bound);
+  if (!last_row_only) return compare(expected, shuffled, bound);
+  const int64_t n = r.attention.tq;
+  auto last = [n](Tensor t) {
+    t.data = static_cast<char*>(t.data) + (n - 1) * t.strides[0] * dtype_size(t.dtype);
+    t.shape[0] = 1;
+    return t;
+  };
+  AttentionCall e = shuffled, g = shuffled;
+  e.q = g.q = last(shuffled.q);
+  e.out = last(original.out);
+  g.out = last(shuffled.out);
+  return compare(e, g, bound);
+}
+
+// softmax(scale·QKᵀ + bias + mask)·V in double with Eigen, head by head: an oracle written apart
+// from the scalar reference (finite inputs).
+Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
+  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const int64_t tq = call.q.shape[0], hq = call.q.shape[1], d = call.q.shape[2];
+  const int64_t tk = call.k.shape[0], group = hq / call.k.shape[1], dv = call.v.shape[2];
+  const Tensor out = arena.alloc(DType::f64, {tq, hq, dv});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t h = 0; h < hq; ++h) {
+    Matrix q(tq, d), k(tk, d), v(tk, dv);
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t c = 0; c < d; ++c) q(i, c) = load(call.q, call.q.offset(i, h, c));
+    for (int64_t j = 0; j < tk; ++j) {
+      for (int64_t c = 0; c < d; ++c) k(j, c) = load(call.k, call.k.offset(j, h / group, c));
+      for (int64_t c = 0; c < dv; ++c) v(j, c) = load(call.v, call.v.offset(j, h / group, c));
+    }
+    Matrix scores = call.resolved_scale() * q * k.transpose();
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j < tk; ++j) {
+        if (call.bias) scores(i, j) += load(*call.bias, call.bias->offset(h, i, j));
+        if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i))
+          scores(i, j) = -inf;
+      }
+    Matrix result = Matrix::Zero(tq, dv);
+    for (int64_t i = 0; i < tq; ++i) {
+      const double top = tk ? scores.row(i).maxCoeff() : -inf;
+      if (top == -inf) continue;  // nothing visible: zeros
+      const Eigen::RowVectorXd w = (scores.row(i).array() - top).exp().matrix();
+      result.row(i) = (w * v) / w.sum();
+    }
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), result(i, c));
+  }
+  return out;
+}
+
+std::vector<Property<AttentionCall>> attention_properties() {
+  using Call = AttentionCall;
+  using Bias = AttentionSpec::Bias;
+  Problems<Call, AttentionSpec> problems{
+      .any = any_spec(true, 12, 20, 72),
+      .large = rc::gen::exec([] {
+        AttentionSpec s = *any_spec(true, 0, 0, 1);
+        s.tq = *gen::uniform(16, 96);
+        s.tk = *gen::uniform(16, 96);
+        s.d = *rc::gen::element<int64_t>(32, 64, 80);
+        s.dv = *rc::gen::element<int64_t>(32, 64);
+        if (s.with_positions) {
+          s.q_pos = *gen::positions(s.tq, kMaxPosition);
+          s.k_pos = *gen::positions(s.tk, kMaxPosition);
+        }
+        return s;
+      }),
+      .build = build,
+      .classify = classify,
+      .minimum = {{"GQA", 0.15},
+                  {"tail", 0.3},
+                  {"causal", 0.3},
+                  {"bias", 0.15},
+                  {"positions", 0.1},
+                  {"specials", 0.05},
+                  {"strided", 0.2},
+                  {"empty", 0.01}},
+  };
+  ViewOf<Call> q = [](Call& c) { return &c.q; };
+  ViewOf<Call> k = [](Call& c) { return &c.k; };
+  ViewOf<Call> v = [](Call& c) { return &c.v; };
+  ViewOf<Call> out = [](Call& c) { return &c.out; };
+  ViewOf<Call> bias = [](Call& c) { return c.bias ? &*c.bias : nullptr; };
+  ViewOf<Call> q_positions = [](Call& c) { return c.q_positions ? &*c.q_positions : nullptr; };
+  ViewOf<Call> k_positions = [](Call& c) { return c.k_positions ? &*c.k_positions : nullptr; };
+  auto& m = problems.mutations;
+  for (auto& x : view_mutations<Call>("q", q, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("k", k, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("v", v, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("out", out, true)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("bias", bias, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("q_positions", q_positions, false)) m.push_back(x);
+  m.push_back(overlap_mutation<Call>("out", out, "q", q));
+  m.push_back(overlap_mutation<Call>("out", out, "v", v));
+  m.push_back(position_mutation<Call>("q position 2^24 + 1", q_positions,
+                                      [](const Call&) { return kMaxPosition + 1; }));
+  m.push_back(
+      position_mutation<Call>("k position -1", k_positions, [](const Call&) { return -1; }));
+  m.push_back({"q heads not a multiple of kv heads", [](Call& c, Arena&) {
+                 if (c.q.shape[1] % c.k.shape[1] == 0 && c.k.shape[1] > 1) {
+                   --c.q.shape[1];
+                   --c.out.shape[1];
+                 }
+                 return c.q.shape[1] >= 1 && c.q.shape[1] % c.k.shape[1] != 0;
+               }});
+  m.push_back({"k head dim differs", [](Call& c, Arena&) {
+                 if (c.k.shape[2] < 2) return false;
+                 --c.k.shape[2];
+                 return true;
+               }});
+  m.push_back({"bias keys differ", [](Call& c, Arena&) {
+                 if (!c.bias || c.bias->shape[2] == 0) return false;
+                 --c.bias->shape[2];
+                 return true;
+               }});
+  m.push_back({"q_positions without k_positions", [](Call& c, Arena&) {
+                 if (!c.q_positions) return false;
+                 c.k_positions.reset();
+                 return true;
+               }});
+  for (double s : {double{INFINITY}, -double{INFINITY}})
+    m.push_back({fmt::format("scale = {}", s), [s](Call& c, Arena&) {
+                   c.scale = s;
+                   return true;
+                 }});
+  m.push_back({"mask = 7", [](Call& c, Arena&) {
+                 c.mask = static_cast<Mask>(7);
+                 return true;
+               }});
+
+  auto props = generic_properties<Call>("attention", problems);
+
+  props.push_back(
+      {"attention.permutation_equivariance",
+       "without positions or mask, Attn(PX) = P·Attn(X) for any reordering P",
+       [](Case<Call>& c) {
+         const ReorderSpec r = *reorder_spec(2, Mask::none, Bias::none, false, false, false);
+         RC_CLASSIFY(r.attention.tq > 8, "more than 8 tokens");
+         c.each([&](const Impl<Call>& impl) {
+           return Verdict::of(compare_reordered(impl, r, false), "Attn(PX) vs P·Attn(X)");
+         });
+       },
+       0,
+       false,
+       false,
+       {{"more than 8 tokens", 0.3}}});
+
+  // "Must differ" properties: with distinct generic tokens the reordered output is far from the
+  // equivariant prediction, so lying within the kernel's own noise (2·bound + 1) means position
+  // information did not reach the scores. (A bias in |i − j| is blind to reversing the order, so
+  // the biased case takes n ≥ 4, where no single swap is a reversal.)
+  auto must_differ = [](const Comparison& cmp, const std::string& what) {
+    if (!cmp.ok) return Verdict::pass();
+    return Verdict::fail(fmt::format(
+        "{}: the output stayed within {:.3g} units of the order-blind prediction (largest "
+        "difference {:.3g} units at {})",
+        what, cmp.bound, cmp.worst, cmp.where));
+  };
+
+  props.push_back(
+      {"attention.causal_not_equivariant",
+       "with a causal mask, swapping two tokens does not just swap their outputs",
+       [must_differ](Case<Call>& c) {
+         const ReorderSpec r = *reorder_spec(2, Mask::causal, Bias::none, true, false, true);
+         c.each([&](const Impl<Call>& impl) {
+           return must_differ(compare_reordered(impl, r, false), "causal Attn(PX) vs P·Attn(X)");
+         });
+       },
+       variant::attention_causal});
+
+  props.push_back(
+      {"attention.positional_not_equivariant",
+       "with a positional bias, swapping two tokens does not just swap their outputs",
+       [must_differ](Case<Call>& c) {
+         const ReorderSpec r = *reorder_spec(4, Mask::none, Bias::alibi, true, false, true);
+         c.each([&](const Impl<Call>& impl) {
+           return must_differ(compare_reordered(impl, r, false), "biased Attn(PX) vs P·Attn(X)");
+         });
+       },
+       variant::attention_bias});
+
+  props.push_back(
+      {"attention.shuffle",
+       "causal with a positional bias: swapping two earlier distinct tokens changes the last "
+       "output",
+       [must_differ](Case<Call>& c) {
+         const ReorderSpec r = *reorder_spec(3, Mask::causal, Bias::alibi, true, true, true);
+         c.each([&](const Impl<Call>& impl) {
+           return must_differ(compare_reordered(impl, r, true), "last output after the swap");
+         });
+       },
+       variant::attention_causal | variant::attention_bias});
+
+  props.push_back({"attention.eigen_oracle",
+                   "agrees with an independent Eigen attention in fp64 within bound + ½ (+ 1/64)",
+                   [](Case<Call>& c) {
+                     const AttentionSpec s = *any_spec(false, 12, 20, 72);
+                     classify(s);
+                     Arena probe;
+                     const Call shape = build(s, probe);
+                     c.each(shape, [&](const Impl<Call>& impl) {
+                       Arena arena;
+                       const Call got = build(s, arena);
+                       impl.run(got);
+                       Call expected = got;
+                       expected.out = eigen_attention(got, arena);
+                       // bound + ½ (the reference's rounding), and 1/64 for the two oracles'
+                       // fp64 evaluation orders (relative errors of a few 2⁻⁵³ against a unit of
+                       // at least 2⁻²⁴ of vmax).
+                       return Verdict::of(
+                           compare(expected, got, exact_bound(impl.bound) + 1.0 / 64), "vs Eigen");
+                     });
+                   },
+                   0,
+                   false,
+                   false,
+                   {{"GQA", 0.15}, {"causal", 0.3}, {"bias", 0.15}, {"positions", 0.1}}});
+  return props;
+}
 
 struct AttentionShape {
   int64_t tq, tk, hq, hkv, d, dv;
@@ -65,6 +493,11 @@ Problem<AttentionCall> attention_problem(AttentionShape s, uint64_t seed) {
 }
 
 }  // namespace
+
+template <>
+std::vector<Property<AttentionCall>> properties<AttentionCall>() {
+  return attention_properties();
+}
 
 template <>
 std::vector<Problem<AttentionCall>> smoke_problems<AttentionCall>() {

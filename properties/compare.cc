@@ -42,7 +42,8 @@ void Comparison::merge(const Comparison& other) {
 std::string Comparison::describe() const {
   if (where.empty()) return fmt::format("{} elements, all equal", checked);
   return fmt::format(
-      "{}: expected {:.9g}, got {:.9g}, error {:.3g} {} allowed {:.3g} ({:.3g} units, bound {})",
+      "{}: expected {:.9g}, got {:.9g}, error {:.3g} {} allowed {:.3g} ({:.3g} units, bound "
+      "{:.3g})",
       where, expected, got, error, ok ? "<=" : ">", allowed, worst, bound);
 }
 
@@ -77,10 +78,12 @@ Comparison compare(const std::string& name, const Tensor& expected, const Tensor
       allowed = 0;
       units = pass ? 0 : INFINITY;
     } else {
-      const double u = unit(index.data());
+      // A unit that cannot be stated (NaN from special inputs) allows any finite error.
+      double u = unit(index.data());
+      if (std::isnan(u)) u = INFINITY;
       error = std::fabs(g - e);
-      allowed = bound * u;
-      units = error / u;
+      allowed = bound == 0 ? 0 : bound * u;
+      units = error == 0 ? 0 : error / u;
       pass = bound == 0 ? same_bits(e, g) : error <= allowed;
     }
     // Keep the first failure over any pass, then the largest error.
@@ -99,6 +102,22 @@ Comparison compare(const std::string& name, const Tensor& expected, const Tensor
     while (d >= 0 && ++index[d] == expected.shape[d]) index[d--] = 0;
     if (d < 0) break;
   }
+  return c;
+}
+
+Comparison compare_scalar(const std::string& name, double expected, double got, double bound,
+                          double unit) {
+  Comparison c;
+  c.bound = bound;
+  c.checked = 1;
+  c.where = name;
+  c.expected = expected;
+  c.got = got;
+  c.error = std::fabs(got - expected);
+  c.allowed = bound * unit;
+  c.worst = c.error / unit;
+  c.ok = std::isnan(expected) ? std::isnan(got) : c.error <= c.allowed;
+  if (!std::isfinite(c.error) && !(std::isnan(expected) && std::isnan(got))) c.worst = INFINITY;
   return c;
 }
 

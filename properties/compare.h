@@ -33,5 +33,27 @@ using UnitFn = std::function<double(const int64_t* index)>;
 
 Comparison compare(const std::string& name, const Tensor& expected, const Tensor& got, double bound,
                    const UnitFn& unit);
+// One derived quantity (a norm, a dot product) against its exact value; `unit` is the size of one
+// tolerance unit for it.
+Comparison compare_scalar(const std::string& name, double expected, double got, double bound,
+                          double unit);
+
+// Folds one scalar check into `into`; `name()` is formatted only for the check it keeps (the
+// first failure, else the largest error), so that passing checks cost no string.
+template <class Name>
+void merge_scalar(Comparison& into, double expected, double got, double bound, double unit,
+                  Name&& name) {
+  Comparison c = compare_scalar(std::string(), expected, got, bound, unit);
+  if ((into.ok && !c.ok) || (into.ok == c.ok && c.worst > into.worst)) c.where = name();
+  into.merge(c);
+}
+
+// Bounds for relations checked against exact math rather than against the reference. The
+// reference rounds once from fp64, so it lies within ½ unit of the exact value in every family's
+// unit (each unit is at least one ulp of the value it measures); a kernel within `bound` units of
+// the reference is then within bound + ½ of exact, and two of its outputs within 2·bound + 1 of
+// each other.
+inline double exact_bound(double bound) { return bound + 0.5; }
+inline double metamorphic_bound(double bound) { return 2 * bound + 1; }
 
 }  // namespace posenc::harness

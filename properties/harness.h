@@ -1,6 +1,7 @@
 // The harness core: a Problem builds one call's buffers in an Arena; `differential` runs the
 // reference and an implementation on identical copies and checks guard bytes and tolerance.
-// Each family's properties/<family>.cc provides outputs(), compare() and smoke problems.
+// Each family's properties/<family>.cc provides outputs(), compare(), views(), smoke problems and
+// its properties (property.h).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,15 @@ Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCa
                    double bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
+// Every tensor of a call, inputs and outputs (null for an absent optional view).
+std::vector<Tensor*> views(AttentionCall& call);
+std::vector<Tensor*> views(AbsoluteCall& call);
+std::vector<Tensor*> views(SinusoidalCall& call);
+std::vector<Tensor*> views(RopeFrequenciesCall& call);
+std::vector<Tensor*> views(RopeCacheCall& call);
+std::vector<Tensor*> views(RopeCall& call);
+std::vector<Tensor*> views(AlibiCall& call);
+std::vector<Tensor*> views(T5Call& call);
 
 // A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
 // LongRoPE, ...), shared by the rope families' problems.
@@ -82,14 +92,14 @@ class Values {
 };
 
 // How a problem's query and key positions are chosen.
-enum class Positions : uint8_t {
+enum class PositionPattern : uint8_t {
   cache,  // keys 0 … tk − 1, queries the last tq ≤ tk of them (prefill or decode on a cache)
   shifted,     // the same, ending at kMaxPosition
   duplicates,  // random in [0, 5]: repeated positions, keys after queries
   wide,        // random in [0, kMaxPosition]
 };
-const char* positions_name(Positions kind);
-void fill_positions(const Tensor& q_positions, const Tensor& k_positions, Positions kind,
+const char* positions_name(PositionPattern kind);
+void fill_positions(const Tensor& q_positions, const Tensor& k_positions, PositionPattern kind,
                     Values& values);
 
 // The outcome of running one implementation on one problem.

@@ -1,14 +1,18 @@
 // rope_cache: outputs, tolerance model and problems.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <numbers>
 #include <tuple>
 
-#include "properties/harness.h"
+#include "properties/generic.h"
 #include "reference/reference.h"
 
 namespace posenc::harness {
 
 std::vector<Tensor> outputs(const RopeCacheCall& call) { return {call.cos, call.sin}; }
+
+std::vector<Tensor*> views(RopeCacheCall& call) { return {&call.cos, &call.sin}; }
 
 Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound) {
   // Unit: ulp_f32(a), a the attention factor, see rope_cache.h.
@@ -42,6 +46,205 @@ Problem<RopeCacheCall> cache_problem(int64_t rows, int64_t d, RopeScalingKind ki
           }};
 }
 
+// One cache problem. Layout slots: cos, sin (ignored in vLLM's [cos | sin] rows).
+struct CacheSpec {
+  int64_t rows = 1, d = 2;
+  double base = 10000;
+  RopeScaling scaling;
+  bool vllm = false;
+  Layouts layouts = uniform_layouts(Layout::contiguous);
+};
+
+void showValue(const CacheSpec& s, std::ostream& os) {
+  os << fmt::format("rows={} rotary_dim={} base={} {}{}", s.rows, s.d, s.base, s.scaling.describe(),
+                    s.vllm ? " vllm [cos | sin] rows" : "");
+  if (!s.vllm && any_strided(s.layouts))
+    os << fmt::format(" layouts {} {}", layout_name(s.layouts[0]), layout_name(s.layouts[1]));
+}
+
+RopeCacheCall build(const CacheSpec& s, Arena& arena) {
+  RopeCacheCall call{.rotary_dim = s.d, .base = s.base, .scaling = s.scaling};
+  if (s.vllm) {
+    std::tie(call.cos, call.sin) = vllm_cache(arena, s.rows, s.d);
+  } else {
+    call.cos = arena.alloc(DType::f32, {s.rows, s.d / 2}, s.layouts[0]);
+    call.sin = arena.alloc(DType::f32, {s.rows, s.d / 2}, s.layouts[1]);
+  }
+  return call;
+}
+
+// Rows from 1 up, now and then tens of thousands (with few pairs, to keep it cheap).
+rc::Gen<CacheSpec> cache_spec(int64_t min_rows) {
+  return rc::gen::exec([=] {
+    CacheSpec s;
+    s.d = 2 * *gen::sized(1, 64);
+    s.rows = *rc::gen::weightedOneOf<int64_t>({{5, gen::sized(min_rows, 512)},
+                                               {1, gen::uniform(min_rows, 4096)},
+                                               {1, gen::uniform(8192, 20000)}});
+    if (s.rows > 4096) s.d = std::min<int64_t>(s.d, 4);
+    s.base = *gen::rope_base();
+    s.scaling = *gen::any_scaling(s.d);
+    s.vllm = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+    s.layouts = *gen::layouts();
+    return s;
+  });
+}
+
+void classify(const CacheSpec& s) {
+  RC_TAG(scaling_name(s.scaling.kind));
+  RC_CLASSIFY(s.rows > 8192, "long positions");
+  RC_CLASSIFY(s.d / 2 % 16 != 0, "tail");
+  RC_CLASSIFY(s.vllm, "vllm layout");
+  RC_CLASSIFY(!s.vllm && any_strided(s.layouts), "strided");
+}
+
+// The attention factor a and ω_i from the frequencies oracle.
+reference::RopeFrequencies oracle(const CacheSpec& s) {
+  return reference::frequencies(s.d, s.base, s.scaling);
+}
+
+// The reference computes a·cos(p·ω) in fp64 and rounds once: within ½ ulp_f32(a), plus its fp64
+// angle p·ω off by ≤ p·ω·2⁻⁵³ ≤ 2⁻²⁶ rad (p ≤ 2²⁴, ω ≤ 8): ⅛ unit more.
+double cache_exact_bound(double bound) { return exact_bound(bound) + 0.125; }
+
+std::vector<Property<RopeCacheCall>> cache_properties() {
+  using Call = RopeCacheCall;
+  Problems<Call, CacheSpec> problems{
+      .any = cache_spec(1),
+      .large = rc::gen::exec([] {
+        CacheSpec s = *cache_spec(1);
+        s.rows = *gen::uniform(512, 4096);
+        s.d = 2 * *gen::uniform(8, 32);
+        s.scaling = *gen::any_scaling(s.d);
+        return s;
+      }),
+      .build = [](const CacheSpec& s, Arena& a) { return build(s, a); },
+      .classify = classify,
+      .minimum = {{"long positions", 0.1},
+                  {"tail", 0.3},
+                  {"vllm layout", 0.2},
+                  {"strided", 0.15},
+                  {"yarn", 0.08},
+                  {"longrope", 0.08}},
+  };
+  ViewOf<Call> cos = [](Call& c) { return &c.cos; };
+  ViewOf<Call> sin = [](Call& c) { return &c.sin; };
+  for (auto& m : view_mutations<Call>("cos", cos, true)) problems.mutations.push_back(m);
+  for (auto& m : view_mutations<Call>("sin", sin, true)) problems.mutations.push_back(m);
+  problems.mutations.push_back(overlap_mutation<Call>("cos", cos, "sin", sin));
+  problems.mutations.push_back({"sin rows differ", [](Call& c, Arena&) {
+                                  if (c.sin.shape[0] == 0) return false;
+                                  --c.sin.shape[0];
+                                  return true;
+                                }});
+  problems.mutations.push_back({"rotary_dim disagrees with cos", [](Call& c, Arena&) {
+                                  c.rotary_dim += 2;
+                                  return true;
+                                }});
+  problems.mutations.push_back({"scaling factor = 0", [](Call& c, Arena&) {
+                                  c.scaling.factor = 0;
+                                  return c.scaling.kind != RopeScalingKind::none &&
+                                         c.scaling.kind != RopeScalingKind::ntk;
+                                }});
+  problems.mutations.push_back({"base = nan", [](Call& c, Arena&) {
+                                  c.base = std::nan("");
+                                  return true;
+                                }});
+
+  auto props = generic_properties<Call>("rope_cache", problems);
+
+  props.push_back({"rope_cache.pythagorean",
+                   "cos[p, i]² + sin[p, i]² = a², a the attention factor",
+                   [](Case<Call>& c) {
+                     const CacheSpec s = *cache_spec(1);
+                     classify(s);
+                     const double a = oracle(s).attention_factor;
+                     c.each([&](const Impl<Call>& impl) {
+                       Arena arena;
+                       const Call call = build(s, arena);
+                       impl.run(call);
+                       // Entries off by E = B·ulp(a) move c² + s² by ≤ 2(|c| + |s|)·E + 2E² ≤
+                       // 2√2·a·E + 2E².
+                       const double unit = 2 * std::numbers::sqrt2 * a * ulp_f32(a);
+                       const double e = cache_exact_bound(impl.bound) * ulp_f32(a);
+                       const double bound = (2 * std::numbers::sqrt2 * a * e + 2 * e * e) / unit;
+                       Comparison worst;
+                       for (int64_t p = 0; p < s.rows; ++p)
+                         for (int64_t i = 0; i < s.d / 2; ++i) {
+                           const double cv = load(call.cos, call.cos.offset(p, i));
+                           const double sv = load(call.sin, call.sin.offset(p, i));
+                           merge_scalar(worst, a * a, cv * cv + sv * sv, bound, unit, [&] {
+                             return fmt::format("cos[{0}, {1}]² + sin[{0}, {1}]²", p, i);
+                           });
+                         }
+                       return Verdict::of(worst);
+                     });
+                   },
+                   0,
+                   false,
+                   false,
+                   {{"long positions", 0.1}}});
+
+  props.push_back(
+      {"rope_cache.row0", "row 0 is (cos, sin) = (a, 0) for every pair", [](Case<Call>& c) {
+         const CacheSpec s = *cache_spec(1);
+         const double a = oracle(s).attention_factor;
+         c.each([&](const Impl<Call>& impl) {
+           Arena arena;
+           const Call call = build(s, arena);
+           impl.run(call);
+           Comparison worst;
+           for (int64_t i = 0; i < s.d / 2; ++i) {
+             merge_scalar(worst, a, load(call.cos, call.cos.offset(0, i)), exact_bound(impl.bound),
+                          ulp_f32(a), [&] { return fmt::format("cos[0, {}]", i); });
+             merge_scalar(worst, 0.0, load(call.sin, call.sin.offset(0, i)),
+                          exact_bound(impl.bound), ulp_f32(a),
+                          [&] { return fmt::format("sin[0, {}]", i); });
+           }
+           return Verdict::of(worst);
+         });
+       }});
+
+  props.push_back(
+      {"rope_cache.rotation",
+       "row p + m is row p rotated by m·ω_i: (c, s) → (c·cos mω − s·sin mω, s·cos mω + c·sin mω)",
+       [](Case<Call>& c) {
+         const CacheSpec s = *cache_spec(2);
+         const int64_t m = *gen::uniform(1, s.rows - 1);
+         RC_CLASSIFY(m > 1000, "long offset");
+         const auto freq = oracle(s);
+         c.each([&](const Impl<Call>& impl) {
+           Arena arena;
+           const Call call = build(s, arena);
+           impl.run(call);
+           // Row p+m is E off, row p's errors rotate into ≤ √2·E, fp64 angles m·ω ≤ ⅛ unit.
+           const double bound = (1 + std::numbers::sqrt2) * cache_exact_bound(impl.bound);
+           const double unit = ulp_f32(freq.attention_factor);
+           Comparison worst;
+           for (int64_t i = 0; i < s.d / 2; ++i) {
+             const double angle = static_cast<double>(m) * freq.inv_freq[i];
+             const double cm = std::cos(angle), sm = std::sin(angle);
+             for (int64_t p = 0; p + m < s.rows; ++p) {
+               const double c0 = load(call.cos, call.cos.offset(p, i));
+               const double s0 = load(call.sin, call.sin.offset(p, i));
+               merge_scalar(worst, c0 * cm - s0 * sm, load(call.cos, call.cos.offset(p + m, i)),
+                            bound, unit,
+                            [&] { return fmt::format("cos[{}, {}] (m = {})", p + m, i, m); });
+               merge_scalar(worst, s0 * cm + c0 * sm, load(call.sin, call.sin.offset(p + m, i)),
+                            bound, unit,
+                            [&] { return fmt::format("sin[{}, {}] (m = {})", p + m, i, m); });
+             }
+           }
+           return Verdict::of(worst);
+         });
+       },
+       0,
+       false,
+       false,
+       {{"long offset", 0.1}}});
+  return props;
+}
+
 }  // namespace
 
 template <>
@@ -57,6 +260,11 @@ std::vector<Problem<RopeCacheCall>> smoke_problems<RopeCacheCall>() {
       cache_problem(257, 16, K::ntk, L::contiguous, false),
       cache_problem(100, 8, K::dynamic_ntk, L::permuted, false),
   };
+}
+
+template <>
+std::vector<Property<RopeCacheCall>> properties<RopeCacheCall>() {
+  return cache_properties();
 }
 
 }  // namespace posenc::harness

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numbers>
 
-#include "properties/harness.h"
+#include "properties/generic.h"
+#include "reference/reference.h"
 
 namespace posenc::harness {
 
@@ -58,6 +60,95 @@ std::vector<Tensor> outputs(const RopeFrequenciesCall& call) {
   return {call.inv_freq, call.attention_factor};
 }
 
+std::vector<Tensor*> views(RopeFrequenciesCall& call) {
+  return {&call.inv_freq, &call.attention_factor};
+}
+
+namespace gen {
+
+rc::Gen<double> rope_base() {
+  return rc::gen::weightedOneOf<double>({
+      {3, rc::gen::element(10000.0, 500000.0, 1e6)},
+      {1, rc::gen::map(uniform(11, 100000000), [](int64_t b) { return b / 10.0; })},
+  });
+}
+
+namespace {
+
+// A factor as configs have them: 1, whole numbers up to 64, or eighths from 1/8 up.
+rc::Gen<double> factor() {
+  return rc::gen::weightedOneOf<double>({
+      {1, rc::gen::just(1.0)},
+      {3, rc::gen::map(uniform(2, 64), [](int64_t f) { return static_cast<double>(f); })},
+      {1, rc::gen::map(uniform(1, 40), [](int64_t f) { return f / 8.0; })},
+  });
+}
+
+rc::Gen<double> eighths(int64_t lo, int64_t hi) {
+  return rc::gen::map(uniform(lo, hi), [](int64_t k) { return k / 8.0; });
+}
+
+}  // namespace
+
+rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
+  return rc::gen::exec([=] {
+    RopeScaling s;
+    s.kind = kind;
+    switch (kind) {
+      case RopeScalingKind::none:
+        break;
+      case RopeScalingKind::linear:
+        s.factor = *factor();
+        break;
+      case RopeScalingKind::ntk:
+        s.alpha = *factor();
+        break;
+      case RopeScalingKind::dynamic_ntk:
+        s.factor = *factor();
+        s.max_position = *uniform(1, 8192);
+        s.seq_len = *uniform(0, 4 * s.max_position);
+        break;
+      case RopeScalingKind::yarn:
+        s.factor = *factor();
+        s.original_max_position = *uniform(1, 131072);
+        s.beta_slow = *eighths(1, 16);
+        s.beta_fast = s.beta_slow + *uniform(1, 64);
+        s.mscale = *rc::gen::element(0.0, 0.707, 1.0, 1.2);
+        s.mscale_all_dim = *rc::gen::element(0.0, 0.707, 1.0);
+        s.truncate = *rc::gen::arbitrary<bool>();
+        break;
+      case RopeScalingKind::llama3:
+        s.factor = *factor();
+        s.original_max_position = *uniform(256, 16384);
+        s.low_freq_factor = *eighths(1, 16);
+        s.high_freq_factor = s.low_freq_factor + *eighths(1, 32);
+        break;
+      case RopeScalingKind::longrope: {
+        s.factor = *factor();
+        s.original_max_position = *uniform(2, 16384);
+        s.seq_len = *uniform(0, 4 * s.original_max_position);
+        const auto per_pair = rc::gen::container<std::vector<double>>(d / 2, eighths(1, 512));
+        s.short_factor = *per_pair;
+        s.long_factor = *per_pair;
+        break;
+      }
+    }
+    if (*rc::gen::weightedElement<bool>({{5, false}, {1, true}}))
+      s.attention_factor = *rc::gen::map(uniform(1, 32), [](int64_t k) { return k / 16.0; });
+    return s;
+  });
+}
+
+rc::Gen<RopeScaling> any_scaling(int64_t d) {
+  using K = RopeScalingKind;
+  auto kinds = d > 2 ? rc::gen::element(K::none, K::linear, K::ntk, K::dynamic_ntk, K::yarn,
+                                        K::llama3, K::longrope)
+                     : rc::gen::element(K::none, K::linear, K::yarn, K::llama3, K::longrope);
+  return rc::gen::mapcat(kinds, [d](K kind) { return scaling(kind, d); });
+}
+
+}  // namespace gen
+
 Comparison compare(const RopeFrequenciesCall& expected, const RopeFrequenciesCall& got,
                    double bound) {
   // Unit: ulp_f64(ref), see rope_frequencies.h.
@@ -81,6 +172,208 @@ Problem<RopeFrequenciesCall> frequencies_problem(int64_t d, double base, RopeSca
                                        .inv_freq = arena.alloc(DType::f64, {d / 2}),
                                        .attention_factor = arena.alloc(DType::f64, {1})};
           }};
+}
+
+// One frequencies problem. Layout slots: inv_freq, attention_factor.
+struct FrequenciesSpec {
+  int64_t d = 2;
+  double base = 10000;
+  RopeScaling scaling;
+  Layouts layouts = uniform_layouts(Layout::contiguous);
+};
+
+void showValue(const FrequenciesSpec& s, std::ostream& os) {
+  os << fmt::format("rotary_dim={} base={} {}", s.d, s.base, s.scaling.describe());
+  if (any_strided(s.layouts))
+    os << fmt::format(" layouts {} {}", layout_name(s.layouts[0]), layout_name(s.layouts[1]));
+}
+
+RopeFrequenciesCall build(const FrequenciesSpec& s, Arena& arena) {
+  return RopeFrequenciesCall{.rotary_dim = s.d,
+                             .base = s.base,
+                             .scaling = s.scaling,
+                             .inv_freq = arena.alloc(DType::f64, {s.d / 2}, s.layouts[0]),
+                             .attention_factor = arena.alloc(DType::f64, {1}, s.layouts[1])};
+}
+
+// `kind`: one scaling kind, or any when absent.
+rc::Gen<FrequenciesSpec> frequencies_spec(std::optional<RopeScalingKind> kind) {
+  return rc::gen::exec([=] {
+    FrequenciesSpec s;
+    s.d = 2 * *gen::sized(1, 128);
+    if (kind == RopeScalingKind::ntk || kind == RopeScalingKind::dynamic_ntk)
+      s.d = std::max<int64_t>(s.d, 4);
+    s.base = *gen::rope_base();
+    s.scaling = kind ? *gen::scaling(*kind, s.d) : *gen::any_scaling(s.d);
+    s.layouts = *gen::layouts();
+    return s;
+  });
+}
+
+void classify(const FrequenciesSpec& s) {
+  RC_TAG(scaling_name(s.scaling.kind));
+  RC_CLASSIFY(!std::isnan(s.scaling.attention_factor), "explicit attention factor");
+  RC_CLASSIFY(any_strided(s.layouts), "strided");
+}
+
+// ω_i = base^(−2i/d), here in fp64 apart from any kernel: within 1 ulp (pow), 1.5 after a division.
+double omega(double base, int64_t i, int64_t d) {
+  return std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+}
+
+// Runs impl and returns its ω'_i.
+std::vector<double> run_frequencies(const Impl<RopeFrequenciesCall>& impl,
+                                    const FrequenciesSpec& s) {
+  Arena arena;
+  const RopeFrequenciesCall call = build(s, arena);
+  impl.run(call);
+  std::vector<double> w(s.d / 2);
+  for (int64_t i = 0; i < s.d / 2; ++i) w[i] = load(call.inv_freq, call.inv_freq.offset(i));
+  return w;
+}
+
+// ω'_i within [lo_i, hi_i], allowing `slack` + bound ulps past either end.
+Verdict within(const std::vector<double>& w, const std::vector<double>& lo,
+               const std::vector<double>& hi, double bound) {
+  Comparison worst;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double excess = std::isnan(w[i]) ? INFINITY : std::fmax(lo[i] - w[i], w[i] - hi[i]);
+    merge_scalar(worst, 0.0, std::fmax(excess, 0.0), bound, ulp_f64(hi[i]), [&] {
+      return fmt::format("ω'[{}] = {:.17g} outside [{:.17g}, {:.17g}] by", i, w[i], lo[i], hi[i]);
+    });
+  }
+  return Verdict::of(worst);
+}
+
+std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
+  using Call = RopeFrequenciesCall;
+  using K = RopeScalingKind;
+  Problems<Call, FrequenciesSpec> problems{
+      .any = frequencies_spec(std::nullopt),
+      .large = rc::gen::exec([] {
+        FrequenciesSpec s = *frequencies_spec(std::nullopt);
+        s.d = 2 * *gen::uniform(64, 512);
+        s.scaling = *gen::any_scaling(s.d);
+        return s;
+      }),
+      .build = [](const FrequenciesSpec& s, Arena& a) { return build(s, a); },
+      .classify = classify,
+      .minimum = {{"yarn", 0.08},
+                  {"llama3", 0.08},
+                  {"longrope", 0.08},
+                  {"dynamic_ntk", 0.08},
+                  {"explicit attention factor", 0.08},
+                  {"strided", 0.2}},
+  };
+  ViewOf<Call> inv_freq = [](Call& c) { return &c.inv_freq; };
+  ViewOf<Call> factor = [](Call& c) { return &c.attention_factor; };
+  for (auto& m : view_mutations<Call>("inv_freq", inv_freq, true)) problems.mutations.push_back(m);
+  for (auto& m : view_mutations<Call>("attention_factor", factor, false))
+    problems.mutations.push_back(m);
+  problems.mutations.push_back(
+      overlap_mutation<Call>("inv_freq", inv_freq, "attention_factor", factor));
+  auto mutate = [&](const std::string& what, std::function<bool(RopeScaling&, Call&)> f) {
+    problems.mutations.push_back({what, [f](Call& c, Arena&) { return f(c.scaling, c); }});
+  };
+  mutate("odd rotary_dim", [](RopeScaling&, Call& c) {
+    c.rotary_dim += 1;
+    return true;
+  });
+  mutate("base = 0", [](RopeScaling&, Call& c) {
+    c.base = 0;
+    return true;
+  });
+  mutate("factor = -1", [](RopeScaling& s, Call&) {
+    s.factor = -1;
+    return s.kind != K::none && s.kind != K::ntk;
+  });
+  mutate("factor = inf", [](RopeScaling& s, Call&) {
+    s.factor = INFINITY;
+    return s.kind != K::none && s.kind != K::ntk;
+  });
+  mutate("alpha = nan", [](RopeScaling& s, Call&) {
+    s.alpha = std::nan("");
+    return s.kind == K::ntk;
+  });
+  mutate("beta_fast <= beta_slow", [](RopeScaling& s, Call&) {
+    s.beta_fast = s.beta_slow;
+    return s.kind == K::yarn;
+  });
+  mutate("high_freq_factor <= low", [](RopeScaling& s, Call&) {
+    s.high_freq_factor = s.low_freq_factor / 2;
+    return s.kind == K::llama3;
+  });
+  mutate("long_factor one short", [](RopeScaling& s, Call&) {
+    if (s.kind != K::longrope || s.long_factor.empty()) return false;
+    s.long_factor.pop_back();
+    return true;
+  });
+  mutate("attention_factor = 0", [](RopeScaling& s, Call&) {
+    s.attention_factor = 0;
+    return true;
+  });
+  mutate("kind = 9", [](RopeScaling& s, Call&) {
+    s.kind = static_cast<K>(9);
+    return true;
+  });
+
+  auto props = generic_properties<Call>("rope_frequencies", problems);
+
+  props.push_back({"rope_frequencies.dynamic_unscaled",
+                   "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
+                   [](Case<Call>& c) {
+                     FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
+                     s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
+                     c.each([&](const Impl<Call>& impl) {
+                       const auto w = run_frequencies(impl, s);
+                       // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding: f −
+                       // 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' = ω·(1 +
+                       // δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is within 1.
+                       const double slack = 2 * (s.scaling.factor + 1) + 1;
+                       Comparison worst;
+                       for (int64_t i = 0; i < s.d / 2; ++i)
+                         merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
+                                      ulp_f64(omega(s.base, i, s.d)),
+                                      [&] { return fmt::format("ω'[{}]", i); });
+                       return Verdict::of(worst);
+                     });
+                   },
+                   variant::scaling_bit(K::dynamic_ntk)});
+
+  // Each ω'_i = (ω_i/f)·r + ω_i·(1 − r) with r in [0, 1] (YaRN's ramp, Llama 3's 1 − smooth):
+  // between ω_i/f and ω_i. The reference's blend rounds ≤ 4 times (½ ulp each, with pow's ≤ 1);
+  // the harness's ends ≤ 1.5 ulps: 6 ulps of slack past either end, plus the kernel's bound.
+  auto between = [](K kind) {
+    return [kind](Case<Call>& c) {
+      const FrequenciesSpec s = *frequencies_spec(kind);
+      RC_CLASSIFY(s.scaling.factor > 1, "factor > 1");
+      c.each([&](const Impl<Call>& impl) {
+        const auto w = run_frequencies(impl, s);
+        std::vector<double> lo(w.size()), hi(w.size());
+        for (int64_t i = 0; i < s.d / 2; ++i) {
+          const double a = omega(s.base, i, s.d), b = a / s.scaling.factor;
+          lo[i] = std::fmin(a, b);
+          hi[i] = std::fmax(a, b);
+        }
+        return within(w, lo, hi, impl.bound + 6);
+      });
+    };
+  };
+  props.push_back({"rope_frequencies.yarn_between",
+                   "YaRN's ω'_i lies between ω_i/f and ω_i",
+                   between(K::yarn),
+                   variant::scaling_bit(K::yarn),
+                   false,
+                   false,
+                   {{"factor > 1", 0.5}}});
+  props.push_back({"rope_frequencies.llama3_between",
+                   "Llama 3's ω'_i lies between ω_i/f and ω_i",
+                   between(K::llama3),
+                   variant::scaling_bit(K::llama3),
+                   false,
+                   false,
+                   {{"factor > 1", 0.5}}});
+  return props;
 }
 
 }  // namespace
@@ -107,6 +400,11 @@ std::vector<Problem<RopeFrequenciesCall>> smoke_problems<RopeFrequenciesCall>() 
   explicit_factor.attention_factor = 0.5;
   problems.push_back(frequencies_problem(6, 10000, explicit_factor));
   return problems;
+}
+
+template <>
+std::vector<Property<RopeFrequenciesCall>> properties<RopeFrequenciesCall>() {
+  return frequencies_properties();
 }
 
 }  // namespace posenc::harness

@@ -1,11 +1,19 @@
 // t5: outputs, tolerance model and problems.
 #include <fmt/format.h>
 
-#include "properties/harness.h"
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "properties/generic.h"
 
 namespace posenc::harness {
 
 std::vector<Tensor> outputs(const T5Call& call) { return {call.bias}; }
+
+std::vector<Tensor*> views(T5Call& call) {
+  return {&call.q_positions, &call.k_positions, &call.table, &call.bias};
+}
 
 Comparison compare(const T5Call& expected, const T5Call& got, double /*bound*/) {
   // A lookup is exact: bit-for-bit whatever bound an implementation states (see t5.h). The unit
@@ -21,7 +29,7 @@ namespace {
 struct T5Shape {
   bool bidirectional;
   int64_t n_buckets, max_distance, heads, tq, tk;
-  Positions positions;
+  PositionPattern positions;
   Layout layout;
 };
 
@@ -46,12 +54,284 @@ Problem<T5Call> t5_problem(T5Shape s, uint64_t seed) {
           }};
 }
 
+// One T5 problem. Layout slots: q_positions, k_positions, table, bias. With `probe`, the table
+// holds table[b, h] = 8b + h, so that each bias element names its bucket and head.
+struct T5Spec {
+  bool bidirectional = true, probe = false;
+  int64_t n_buckets = 32, max_distance = 128, heads = 1;
+  Positions q, k;
+  Fill table;
+  Layouts layouts = uniform_layouts(Layout::contiguous);
+};
+
+void showValue(const T5Spec& s, std::ostream& os) {
+  os << fmt::format(
+      "{} n_buckets={} max_distance={} heads={} q_positions={} k_positions={} table={}",
+      s.bidirectional ? "bidirectional" : "causal", s.n_buckets, s.max_distance, s.heads,
+      s.q.describe(), s.k.describe(), s.probe ? "8b + h" : s.table.describe());
+  if (any_strided(s.layouts))
+    os << fmt::format(" layouts {} {} {} {}", layout_name(s.layouts[0]), layout_name(s.layouts[1]),
+                      layout_name(s.layouts[2]), layout_name(s.layouts[3]));
+}
+
+T5Call build(const T5Spec& s, Arena& arena) {
+  const auto tq = static_cast<int64_t>(s.q.values.size()),
+             tk = static_cast<int64_t>(s.k.values.size());
+  T5Call call{
+      .bidirectional = s.bidirectional, .n_buckets = s.n_buckets, .max_distance = s.max_distance};
+  call.q_positions = arena.alloc(s.q.dtype, {tq}, s.layouts[0]);
+  call.k_positions = arena.alloc(s.k.dtype, {tk}, s.layouts[1]);
+  s.q.store(call.q_positions);
+  s.k.store(call.k_positions);
+  call.table = arena.alloc(DType::f32, {s.n_buckets, s.heads}, s.layouts[2]);
+  if (s.probe) {
+    for (int64_t b = 0; b < s.n_buckets; ++b)
+      for (int64_t h = 0; h < s.heads; ++h) store(call.table, call.table.offset(b, h), 8.0 * b + h);
+  } else {
+    s.table.apply(call.table);
+  }
+  call.bias = arena.alloc(DType::f32, {s.heads, tq, tk}, s.layouts[3]);
+  return call;
+}
+
+// Settings: T5's (32, 128) often, any bucket count from the minimum up, max_distance just past the
+// exact buckets up to 2²⁰; 1–8 heads.
+rc::Gen<T5Spec> t5_settings() {
+  return rc::gen::exec([] {
+    T5Spec s;
+    s.bidirectional = *rc::gen::arbitrary<bool>();
+    const int64_t min_buckets = s.bidirectional ? 4 : 2;
+    s.n_buckets = *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just<int64_t>(32)},
+                                                    {1, rc::gen::just<int64_t>(64)},
+                                                    {2, gen::sized(min_buckets, 80)}});
+    const int64_t exact = (s.bidirectional ? s.n_buckets / 2 : s.n_buckets) / 2;
+    s.max_distance =
+        *rc::gen::weightedOneOf<int64_t>({{2, rc::gen::just(std::max<int64_t>(128, exact + 1))},
+                                          {2, gen::uniform(exact + 1, exact + 2000)},
+                                          {1, gen::uniform(exact + 1, 1 << 20)}});
+    s.heads = *gen::uniform(1, 8);
+    return s;
+  });
+}
+
+rc::Gen<T5Spec> t5_spec(int64_t max_tq, int64_t max_tk) {
+  return rc::gen::exec([=] {
+    T5Spec s = *t5_settings();
+    const int64_t tq = *gen::count(max_tq), tk = *gen::count(max_tk);
+    std::tie(s.q, s.k) = *gen::query_key_positions(tq, tk);
+    s.table = *gen::fill();
+    s.layouts = *gen::layouts();
+    return s;
+  });
+}
+
+// One query at Q and keys at Q + o for offsets o: every distance up to 64 and, beyond, powers of
+// two and their neighbours up to 2²⁴, on both sides where they fit in [0, 2²⁴].
+rc::Gen<T5Spec> distance_spec() {
+  return rc::gen::exec([] {
+    T5Spec s = *t5_settings();
+    s.probe = true;
+    const int64_t q = *rc::gen::weightedOneOf<int64_t>({{1, gen::uniform(0, 64)},
+                                                        {1, gen::uniform(0, kMaxPosition)},
+                                                        {1, rc::gen::just(kMaxPosition / 2)}});
+    std::vector<int64_t> offsets;
+    for (int64_t o = 0; o <= 64; ++o) offsets.push_back(o);
+    for (int64_t p = 128; p <= kMaxPosition; p *= 2)
+      for (int64_t o : {p - 1, p, p + 1}) offsets.push_back(o);
+    s.q = {{q}, DType::i64, "one query"};
+    s.k = {{}, DType::i64, "distances"};
+    for (int64_t o : offsets)
+      for (int64_t key : {q + o, q - o})
+        if (key >= 0 && key <= kMaxPosition) s.k.values.push_back(key);
+    return s;
+  });
+}
+
+void classify(const T5Spec& s) {
+  RC_CLASSIFY(s.q.values.empty() || s.k.values.empty(), "empty");
+  RC_CLASSIFY(s.bidirectional, "bidirectional");
+  RC_CLASSIFY(s.q.long_range() || s.k.long_range(), "long positions");
+  RC_CLASSIFY(s.n_buckets != 32 || s.max_distance != 128, "non-default settings");
+  RC_CLASSIFY(s.table.has_specials(), "specials");
+  RC_CLASSIFY(any_strided(s.layouts), "strided");
+}
+
+// The bucket and head a probe table's element names, or nullopt if it names none.
+std::optional<std::pair<int64_t, int64_t>> decode(double v, const T5Spec& s) {
+  if (!(v >= 0) || v != std::floor(v) || v >= 8.0 * s.n_buckets) return std::nullopt;
+  const auto n = static_cast<int64_t>(v);
+  if (n % 8 >= s.heads) return std::nullopt;
+  return std::pair{n / 8, n % 8};
+}
+
+// Runs impl on a probe problem and returns bucket[i][j] (−1 where the element names no bucket or
+// the wrong head), with the first such element described in `bad`.
+std::vector<std::vector<int64_t>> buckets(const Impl<T5Call>& impl, const T5Spec& s,
+                                          std::string& bad) {
+  Arena arena;
+  const T5Call call = build(s, arena);
+  impl.run(call);
+  std::vector<std::vector<int64_t>> b(s.q.values.size(), std::vector<int64_t>(s.k.values.size()));
+  for (int64_t h = 0; h < s.heads; ++h)
+    for (size_t i = 0; i < s.q.values.size(); ++i)
+      for (size_t j = 0; j < s.k.values.size(); ++j) {
+        const double v = load(call.bias, call.bias.offset(h, i, j));
+        const auto d = decode(v, s);
+        if (d && d->second == h) {
+          b[i][j] = d->first;
+          continue;
+        }
+        b[i][j] = -1;
+        if (bad.empty())
+          bad = fmt::format("bias[{}, {}, {}] = {} (rp = {}) names no bucket of head {} in [0, {})",
+                            h, i, j, v, s.k.values[j] - s.q.values[i], h, s.n_buckets);
+      }
+  return b;
+}
+
+std::vector<Property<T5Call>> t5_properties() {
+  using Call = T5Call;
+  Problems<Call, T5Spec> problems{
+      .any = t5_spec(12, 24),
+      .large = rc::gen::exec([] {
+        T5Spec s = *t5_spec(0, 0);
+        std::tie(s.q, s.k) =
+            *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
+        return s;
+      }),
+      .build = [](const T5Spec& s, Arena& a) { return build(s, a); },
+      .classify = classify,
+      .minimum = {{"bidirectional", 0.3},
+                  {"long positions", 0.2},
+                  {"non-default settings", 0.3},
+                  {"specials", 0.05},
+                  {"strided", 0.2},
+                  {"empty", 0.005}},
+  };
+  ViewOf<Call> q = [](Call& c) { return &c.q_positions; };
+  ViewOf<Call> k = [](Call& c) { return &c.k_positions; };
+  ViewOf<Call> table = [](Call& c) { return &c.table; };
+  ViewOf<Call> bias = [](Call& c) { return &c.bias; };
+  auto& m = problems.mutations;
+  for (auto& x : view_mutations<Call>("q_positions", q, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("k_positions", k, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("table", table, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("bias", bias, true)) m.push_back(x);
+  m.push_back(overlap_mutation<Call>("bias", bias, "table", table));
+  m.push_back(position_mutation<Call>("q position 2^24 + 1", q,
+                                      [](const Call&) { return kMaxPosition + 1; }));
+  m.push_back(position_mutation<Call>("k position -1", k, [](const Call&) { return -1; }));
+  m.push_back({"n_buckets below the minimum", [](Call& c, Arena&) {
+                 c.n_buckets = c.bidirectional ? 3 : 1;
+                 return true;
+               }});
+  m.push_back({"max_distance = exact buckets", [](Call& c, Arena&) {
+                 c.max_distance = (c.bidirectional ? c.n_buckets / 2 : c.n_buckets) / 2;
+                 return true;
+               }});
+  m.push_back({"table rows differ from n_buckets", [](Call& c, Arena&) {
+                 if (c.table.shape[0] < 2) return false;
+                 --c.table.shape[0];
+                 return true;
+               }});
+
+  auto props = generic_properties<Call>("t5", problems);
+
+  props.push_back({"t5.bucket_in_range",
+                   "every bias element is table[b, h] of its own head h, b in [0, n_buckets)",
+                   [](Case<Call>& c) {
+                     T5Spec s = *t5_spec(12, 24);
+                     s.probe = true;
+                     classify(s);
+                     c.each([&](const Impl<Call>& impl) {
+                       std::string bad;
+                       buckets(impl, s, bad);
+                       return bad.empty() ? Verdict::pass() : Verdict::fail(bad);
+                     });
+                   },
+                   0,
+                   false,
+                   false,
+                   {{"long positions", 0.2}, {"non-default settings", 0.3}}});
+
+  props.push_back({"t5.monotone",
+                   "within each direction, the bucket never decreases as |rp| grows",
+                   [](Case<Call>& c) {
+                     const T5Spec s = *distance_spec();
+                     RC_CLASSIFY(s.bidirectional, "bidirectional");
+                     c.each([&](const Impl<Call>& impl) {
+                       std::string bad;
+                       const auto b = buckets(impl, s, bad);
+                       if (!bad.empty()) return Verdict::fail(bad);
+                       // (side, r) → bucket; side: keys after the query when bidirectional, else
+                       // one side with r = max(−rp, 0).
+                       std::map<std::pair<int, int64_t>, int64_t> by_distance;
+                       for (size_t j = 0; j < s.k.values.size(); ++j) {
+                         const int64_t rp = s.k.values[j] - s.q.values[0];
+                         const int side = s.bidirectional && rp > 0 ? 1 : 0;
+                         const int64_t r =
+                             s.bidirectional ? std::abs(rp) : std::max<int64_t>(-rp, 0);
+                         by_distance[{side, r}] = b[0][j];
+                       }
+                       const std::pair<int, int64_t>* previous = nullptr;
+                       int64_t previous_bucket = 0;
+                       for (const auto& [key, bucket] : by_distance) {
+                         if (previous && previous->first == key.first && bucket < previous_bucket)
+                           return Verdict::fail(
+                               fmt::format("bucket {} at |rp| = {} after bucket {} at |rp| = {}",
+                                           bucket, key.second, previous_bucket, previous->second));
+                         previous = &key;
+                         previous_bucket = bucket;
+                       }
+                       return Verdict::pass();
+                     });
+                   },
+                   0,
+                   false,
+                   false,
+                   {{"bidirectional", 0.3}}});
+
+  props.push_back(
+      {"t5.symmetric_split",
+       "bidirectional: keys after the query take [n/2, n), the rest [0, n/2), and "
+       "bucket(+r) = bucket(−r) + n/2",
+       [](Case<Call>& c) {
+         T5Spec s = *distance_spec();
+         s.bidirectional = true;
+         s.n_buckets = std::max<int64_t>(s.n_buckets, 4);
+         s.max_distance = std::max(s.max_distance, s.n_buckets / 4 + 1);
+         c.each([&](const Impl<Call>& impl) {
+           std::string bad;
+           const auto b = buckets(impl, s, bad);
+           if (!bad.empty()) return Verdict::fail(bad);
+           const int64_t half = s.n_buckets / 2;
+           std::map<int64_t, int64_t> at;  // rp → bucket
+           for (size_t j = 0; j < s.k.values.size(); ++j) {
+             const int64_t rp = s.k.values[j] - s.q.values[0], bucket = b[0][j];
+             if ((rp > 0) != (bucket >= half))
+               return Verdict::fail(fmt::format("rp = {} got bucket {}, in the {} half", rp, bucket,
+                                                bucket >= half ? "upper" : "lower"));
+             at[rp] = bucket;
+           }
+           for (const auto& [rp, bucket] : at) {
+             if (rp <= 0 || !at.count(-rp)) continue;
+             if (bucket != at[-rp] + half)
+               return Verdict::fail(fmt::format("bucket(+{0}) = {1} but bucket(−{0}) + n/2 = {2}",
+                                                rp, bucket, at[-rp] + half));
+           }
+           return Verdict::pass();
+         });
+       },
+       variant::t5_bidirectional});
+  return props;
+}
+
 }  // namespace
 
 template <>
 std::vector<Problem<T5Call>> smoke_problems<T5Call>() {
   using L = Layout;
-  using P = Positions;
+  using P = PositionPattern;
   return {
       t5_problem({true, 32, 128, 8, 12, 12, P::cache, L::contiguous}, 1),
       t5_problem({false, 32, 128, 3, 4, 200, P::cache, L::padded}, 2),
@@ -60,6 +340,11 @@ std::vector<Problem<T5Call>> smoke_problems<T5Call>() {
       t5_problem({true, 5, 2, 4, 5, 6, P::shifted, L::padded}, 5),
       t5_problem({false, 32, 939, 2, 3, 730, P::cache, L::contiguous}, 6),
   };
+}
+
+template <>
+std::vector<Property<T5Call>> properties<T5Call>() {
+  return t5_properties();
 }
 
 }  // namespace posenc::harness

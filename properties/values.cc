@@ -17,30 +17,30 @@ void Values::fill_index(const Tensor& t, int64_t lo, int64_t hi) {
   for_each_offset(t, [&](int64_t off) { store_index(t, off, integer(lo, hi)); });
 }
 
-const char* positions_name(Positions kind) {
+const char* positions_name(PositionPattern kind) {
   switch (kind) {
-    case Positions::cache:
+    case PositionPattern::cache:
       return "cache";
-    case Positions::shifted:
+    case PositionPattern::shifted:
       return "shifted";
-    case Positions::duplicates:
+    case PositionPattern::duplicates:
       return "duplicates";
-    case Positions::wide:
+    case PositionPattern::wide:
       return "wide";
   }
   return "?";
 }
 
-void fill_positions(const Tensor& q_positions, const Tensor& k_positions, Positions kind,
+void fill_positions(const Tensor& q_positions, const Tensor& k_positions, PositionPattern kind,
                     Values& values) {
   const int64_t tq = q_positions.shape[0], tk = k_positions.shape[0];
-  if (kind == Positions::duplicates || kind == Positions::wide) {
-    const int64_t hi = kind == Positions::duplicates ? 5 : kMaxPosition;
+  if (kind == PositionPattern::duplicates || kind == PositionPattern::wide) {
+    const int64_t hi = kind == PositionPattern::duplicates ? 5 : kMaxPosition;
     values.fill_index(q_positions, 0, hi);
     values.fill_index(k_positions, 0, hi);
     return;
   }
-  const int64_t first = kind == Positions::shifted ? kMaxPosition - (tk - 1) : 0;
+  const int64_t first = kind == PositionPattern::shifted ? kMaxPosition - (tk - 1) : 0;
   for (int64_t j = 0; j < tk; ++j) store_index(k_positions, k_positions.offset(j), first + j);
   for (int64_t i = 0; i < tq; ++i)
     store_index(q_positions, q_positions.offset(i), first + tk - tq + i);

@@ -1,4 +1,5 @@
 // Every attention implementation, reference first.
+#include "optimized/optimized.h"
 #include "posenc/registry.h"
 #include "reference/reference.h"
 
@@ -6,12 +7,16 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<AttentionCall>>& implementations<AttentionCall>() {
-  static const std::vector<Impl<AttentionCall>> table = {
-      {.name = "attention/reference",
-       .variants = kAllVariants,
-       .bound = 0,
-       .run = reference::attention},
-  };
+  static const std::vector<Impl<AttentionCall>> table = [] {
+    std::vector<Impl<AttentionCall>> impls = {
+        {.name = "attention/reference",
+         .variants = kAllVariants,
+         .bound = 0,
+         .run = reference::attention},
+    };
+    for (auto& impl : optimized::attention()) impls.push_back(std::move(impl));
+    return impls;
+  }();
   return table;
 }
 

@@ -1,0 +1,135 @@
+// The optimized ALiBi kernels are bitwise the reference on every target and every path (rows as
+// windows of per-head lines, rows computed directly, strided output, streaming stores), for every
+// thread count, and reject bad input before writing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "optimized/optimized.h"
+#include "optimized/testing.h"
+#include "properties/harness.h"
+#include "properties/testing.h"
+#include "reference/reference.h"
+
+namespace posenc::optimized {
+namespace {
+
+using harness::Arena;
+using harness::Layout;
+using harness::PositionPattern;
+using harness::Problem;
+
+struct Shape {
+  int64_t heads, tq, tk;
+  bool causal = false;
+  PositionPattern positions = PositionPattern::cache;
+  Layout layout = Layout::contiguous;
+  double max_bias = 8;
+  DType index = DType::i64;
+};
+
+Problem<AlibiCall> problem(const Shape& s, uint64_t seed) {
+  const std::string label = "heads=" + std::to_string(s.heads) + " tq=" + std::to_string(s.tq) +
+                            " tk=" + std::to_string(s.tk) + (s.causal ? " causal" : "") +
+                            " positions=" + harness::positions_name(s.positions) + " " +
+                            harness::layout_name(s.layout);
+  return {label, [s, seed](Arena& arena) {
+            harness::Values values(seed);
+            AlibiCall call{.n_heads = s.heads, .max_bias = s.max_bias, .causal = s.causal};
+            call.q_positions = arena.alloc(s.index, {s.tq}, s.layout);
+            call.k_positions = arena.alloc(s.index, {s.tk}, s.layout);
+            harness::fill_positions(call.q_positions, call.k_positions, s.positions, values);
+            call.bias = arena.alloc(DType::f32, {s.heads, s.tq, s.tk}, s.layout);
+            call.slopes = arena.alloc(DType::f32, {s.heads}, s.layout);
+            return call;
+          }};
+}
+
+TEST(OptimizedAlibi, EveryTargetIsListedAndTheFallbackRunsHere) {
+  expect_every_target_listed(alibi(), "alibi");
+}
+
+// Many queries on consecutive keys: rows are windows of per-head lines.
+TEST(OptimizedAlibi, WindowsOfLinesAreBitwiseTheReference) {
+  uint64_t seed = 1;
+  for (int64_t heads : {1, 12, 80}) {  // powers of two and the interleaved slopes
+    for (int64_t tk : {16, 300}) {
+      for (bool causal : {false, true}) {
+        expect_every_target_matches(alibi(), problem({heads, 16, tk, causal}, seed++));
+        expect_every_target_matches(
+            alibi(), problem({heads, 16, tk, causal, PositionPattern::shifted, Layout::padded, 5.5},
+                             seed++));
+      }
+    }
+  }
+}
+
+// Few queries (decoding): rows computed directly, on consecutive keys or on any positions, and
+// strided rows.
+TEST(OptimizedAlibi, DirectRowsAreBitwiseTheReference) {
+  uint64_t seed = 100;
+  for (int64_t tk : {1, 7, 33, 1000}) {
+    for (bool causal : {false, true}) {
+      expect_every_target_matches(alibi(), problem({6, 1, tk, causal}, seed++));
+      expect_every_target_matches(alibi(),
+                                  problem({6, 2, tk, causal, PositionPattern::wide}, seed++));
+      expect_every_target_matches(alibi(), problem({6, 3, tk, causal, PositionPattern::duplicates,
+                                                    Layout::permuted, 8, DType::i32},
+                                                   seed++));
+      expect_every_target_matches(alibi(), problem({3, std::min<int64_t>(tk, 40), tk, causal,
+                                                    PositionPattern::cache, Layout::permuted},
+                                                   seed++));  // windows, but strided rows
+    }
+  }
+}
+
+// A bias larger than the last-level cache is written with non-temporal stores; the rows' starts
+// are unaligned (tk odd), so each row has an element-wise head and tail.
+TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
+  for (const Shape& s : {Shape{32, 257, 2049, true}, Shape{8, 1, 2'100'001, false}}) {
+    ASSERT_GT(s.heads * s.tq * s.tk * 4, int64_t{64} << 20);
+    expect_every_target_bitwise(alibi(), problem(s, 7));
+  }
+}
+
+TEST(OptimizedAlibi, BitwiseIdenticalForEveryThreadCount) {
+  for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
+                         Shape{8, 64, 2048, true, PositionPattern::wide}}) {
+    expect_bitwise_for_thread_counts(alibi().front(), problem(s, 11));
+  }
+}
+
+TEST(OptimizedAlibi, DiagonalIsPositiveZero) {
+  for (const auto& impl : alibi()) {
+    Arena arena;
+    const AlibiCall call = problem({4, 3, 40}, 3).build(arena);  // queries at keys 37, 38, 39
+    impl.run(call);
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t i = 0; i < 3; ++i) {
+        const float zero = call.bias.as<float>()[call.bias.offset(h, i, 37 + i)];
+        EXPECT_TRUE(zero == 0 && !std::signbit(zero)) << impl.name;
+      }
+  }
+}
+
+TEST(OptimizedAlibi, RejectsBadInputBeforeWriting) {
+  for (const auto& impl : alibi()) {
+    Arena arena;
+    AlibiCall call = problem({4, 3, 5}, 41).build(arena);
+    call.k_positions.as<int64_t>()[call.k_positions.offset(2)] = kMaxPosition + 1;
+    harness::expect_rejected(impl.run, call, arena, "k_positions[2]");
+    call.k_positions.as<int64_t>()[call.k_positions.offset(2)] = 2;
+    AlibiCall bad = call;
+    bad.max_bias = 0;
+    harness::expect_rejected(impl.run, bad, arena, "max_bias");
+    bad = call;
+    bad.threads = -1;
+    harness::expect_rejected(impl.run, bad, arena, "threads");
+  }
+}
+
+}  // namespace
+}  // namespace posenc::optimized

@@ -1,0 +1,534 @@
+// attention: softmax(scale·q·kᵀ + bias + mask)·v, flash-style. A work item is one kv head and a
+// block of queries, for every query head that reads that kv head (grouped-query attention reads
+// each key and value block once for the whole group): kQueryRows rows in all. It walks the key
+// blocks in order, computing the block's scores
+// with Eigen's GEMM, the online softmax (running maximum, rescaled sum and accumulator) with
+// Highway, and the block's p·v with Eigen's GEMM again. Work items are split across threads, and
+// every row is computed the same way whichever thread runs it, so the output is bitwise identical
+// for every thread count.
+//
+// The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
+// visible values are finite. Masked keys contribute nothing: their scores become −∞ and their p
+// exactly 0, and value rows holding NaN or ∞ (an unused KV-cache slot) are zeroed before the GEMM
+// reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite visible value — is
+// recomputed in fp64 exactly as the reference does, so the edge rules (NaN rows, +∞ scores, …)
+// are the reference's own. So is a row whose largest score exceeds 2^20, where f32 cannot tell
+// the scores apart.
+//
+// Accuracy, in the family's unit U = ulp(vmax)·(1 + σ), σ = |scale|·‖q_i‖·kmax; u = 2^-24, and
+// u·vmax ≤ ulp(vmax). Sources of error in the fast path:
+//   scores: the f32 dot product over d (≤ d·u·σ), the scale's rounding and the one rounding of
+//     scale·qk + (bias − max) (≤ 2u·σ plus u·|exponent|, which matters only where p is not tiny);
+//     a score error δ moves the output by at most 2·δ·vmax, so ≤ 2(d + 2)·U;
+//   exp: Highway's Exp is within 1 ulp, a relative error 2u of each p, ≤ 4·U;
+//   sums: p·v is summed by Eigen in registers, Bk = 128 terms in sequence, then block by block
+//     into the accumulator (⌈tk/Bk⌉ roundings); the running sum in N lanes then across them.
+//     Together ≤ (Bk + Bk/N + 4⌈tk/Bk⌉ + 2)·U. The rescaling by exp(old max − new max) applies
+//     the same rounded factor to both sums, so its error cancels but for the two products.
+// The worst case thus grows with d and tk (about 650·U at d = 128, tk = 4096 on the scalar
+// target) and no constant bounds it; rounding errors do not conspire, though. Modelled as
+// independent and zero-mean, the dominant term — uniform weights over values of one sign, so
+// every partial sum grows — has a standard deviation of about √Bk·u·vmax/4 ≈ 3·U. The stated
+// bound, 32·U, is ten of those; the worst measured over 732 problems on every target (d up to
+// 512, tk up to 16384, uniform and peaky weights, biases to ±40, causal, GQA, layouts) is 7.0·U.
+#ifndef POSENC_OPTIMIZED_ATTENTION_SHARED
+#define POSENC_OPTIMIZED_ATTENTION_SHARED
+#include <hwy/aligned_allocator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "optimized/attention_gemm.h"
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+
+namespace posenc::optimized::attention_detail {
+
+inline constexpr int64_t kQueryRows = 64;  // rows of a work item: (query head, query) pairs
+inline constexpr int64_t kKeyBlock = 128;  // keys per block; a multiple of every vector width
+inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
+// Rows whose largest score exceeds this in magnitude take the exact path.
+inline constexpr float kLargestScore = 1 << 20;
+
+inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// What every work item reads, prepared once per call.
+struct Plan {
+  const AttentionCall* call = nullptr;
+  int64_t tq = 0, tk = 0, hq = 0, group = 0, d = 0, dv = 0;
+  // A work item: up to heads_per_item query heads of one group × up to queries_per_item queries.
+  int64_t heads_per_item = 0, head_chunks = 0, queries_per_item = 0, query_blocks = 0;
+  int64_t key_blocks = 0;
+  float scale = 0;
+  bool causal = false, explicit_positions = false;
+  std::vector<int64_t> q_pos;                 // causal: every query's position
+  std::vector<int32_t> k_pos;                 // causal with explicit positions, padded for loads
+  std::vector<int64_t> block_min, block_max;  // causal: key positions' range per key block
+
+  explicit Plan(const AttentionCall& c) : call(&c) {
+    tq = c.q.shape[0];
+    hq = c.q.shape[1];
+    d = c.q.shape[2];
+    tk = c.k.shape[0];
+    group = hq / c.k.shape[1];
+    dv = c.v.shape[2];
+    heads_per_item = std::min(group, kQueryRows);
+    head_chunks = (group + heads_per_item - 1) / heads_per_item;
+    queries_per_item = kQueryRows / heads_per_item;
+    query_blocks = (tq + queries_per_item - 1) / queries_per_item;
+    key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
+    scale = static_cast<float>(c.resolved_scale());
+    causal = c.mask == Mask::causal;
+    explicit_positions = c.q_positions.has_value();
+    if (!causal) return;
+    q_pos.resize(tq);
+    for (int64_t i = 0; i < tq; ++i) q_pos[i] = c.q_position(i);
+    if (explicit_positions) {  // positions lie in [0, 2^24]: int32 is exact
+      k_pos.assign(round_up(tk, kMaxLanes), 0);
+      for (int64_t j = 0; j < tk; ++j) k_pos[j] = static_cast<int32_t>(c.k_position(j));
+    }
+    block_min.resize(key_blocks);
+    block_max.resize(key_blocks);
+    for (int64_t b = 0; b < key_blocks; ++b) {
+      const int64_t j0 = b * kKeyBlock, j1 = std::min(tk, j0 + kKeyBlock);
+      block_min[b] = std::numeric_limits<int64_t>::max();
+      block_max[b] = std::numeric_limits<int64_t>::min();
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t p = c.k_position(j);
+        block_min[b] = std::min(block_min[b], p);
+        block_max[b] = std::max(block_max[b], p);
+      }
+    }
+  }
+
+  int64_t items() const { return hq / group * head_chunks * query_blocks; }
+
+  // Work item → query heads [h0, h1) of one group and queries [i0, i1). Query blocks alternate
+  // from both ends so that a contiguous range of items mixes cheap early rows and costly late
+  // ones under a causal mask.
+  void item(int64_t index, int64_t& h0, int64_t& h1, int64_t& i0, int64_t& i1) const {
+    const int64_t kv_head = index / (head_chunks * query_blocks);
+    const int64_t chunk = index / query_blocks % head_chunks, r = index % query_blocks;
+    h0 = kv_head * group + chunk * heads_per_item;
+    h1 = std::min(h0 + heads_per_item, (kv_head + 1) * group);
+    const int64_t block = r % 2 == 0 ? r / 2 : query_blocks - 1 - r / 2;
+    i0 = block * queries_per_item;
+    i1 = std::min(tq, i0 + queries_per_item);
+  }
+};
+
+// One output row computed exactly as the reference computes it, in fp64; for rows the fast path
+// does not cover.
+inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t tk = k.shape[0], d = q.shape[2], dv = v.shape[2];
+  const int64_t kvh = h / (q.shape[1] / k.shape[1]);
+  const double scale = call.resolved_scale();
+  const double kMasked = -std::numeric_limits<double>::infinity();
+  std::vector<double> score(tk), acc(dv, 0.0);
+  double row_max = kMasked;
+  bool any_nan = false;
+  for (int64_t j = 0; j < tk; ++j) {
+    if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i)) {
+      score[j] = kMasked;
+      continue;
+    }
+    double dot = 0;
+    for (int64_t c = 0; c < d; ++c)
+      dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
+    score[j] = scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+    if (std::isnan(score[j])) any_nan = true;
+    if (score[j] > row_max) row_max = score[j];
+  }
+  double total = 0;
+  if (any_nan) {
+    std::fill(acc.begin(), acc.end(), std::nan(""));
+    total = 1;
+  } else if (row_max != kMasked) {
+    for (int64_t j = 0; j < tk; ++j) {
+      if (score[j] == kMasked) continue;
+      const double w = std::exp(score[j] - row_max);
+      total += w;
+      for (int64_t c = 0; c < dv; ++c) acc[c] += w * load(v, v.offset(j, kvh, c));
+    }
+  }
+  for (int64_t c = 0; c < dv; ++c)
+    store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+}
+
+// Per-thread buffers, 64-byte aligned; rows padded to whole vectors. Each thread keeps its own
+// across calls (fresh ones would fault their pages in on every call, about 12 µs per 4 KiB here);
+// the leading dimensions always follow the call, only the capacities grow.
+class Scratch {
+ public:
+  int64_t ldq = 0, lds = kKeyBlock, ldacc = 0, ldk = 0, ldv = 0;
+  float *q, *s, *acc, *t, *k, *v, *bias_row, *out_row;
+  // Per row: running maximum, running sum, this block's rescaling of the accumulator.
+  float m[kQueryRows], l[kQueryRows], alpha[kQueryRows];
+  uint8_t exceptional[kQueryRows];
+  std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
+
+  static Scratch& for_this_thread(const Plan& p) {
+    thread_local Scratch scratch;
+    scratch.prepare(p);
+    return scratch;
+  }
+
+ private:
+  void prepare(const Plan& p) {
+    ldq = ldk = p.d;
+    ldv = p.dv;
+    ldacc = round_up(p.dv, kMaxLanes);
+    q = grow(0, kQueryRows * ldq);
+    s = grow(1, kQueryRows * lds);
+    acc = grow(2, kQueryRows * ldacc);
+    k = grow(3, kKeyBlock * ldk);
+    v = grow(4, kKeyBlock * ldv);
+    bias_row = grow(5, lds);
+    out_row = grow(6, ldacc);
+    t = grow(7, kQueryRows * ldacc);
+  }
+
+  // Buffer `which`, with room for n floats (zeros when new).
+  float* grow(int which, int64_t n) {
+    if (size_[which] < n) {
+      buffer_[which] = hwy::AllocateAligned<float>(static_cast<size_t>(n));
+      std::fill(buffer_[which].get(), buffer_[which].get() + n, 0.0f);
+      size_[which] = n;
+    }
+    return buffer_[which].get();
+  }
+
+  hwy::AlignedFreeUniquePtr<float[]> buffer_[8];
+  int64_t size_[8] = {};
+};
+
+}  // namespace posenc::optimized::attention_detail
+#endif  // POSENC_OPTIMIZED_ATTENTION_SHARED
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/attention.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+// clang-format off: after highway.h, once per target
+#include <hwy/contrib/math/math-inl.h>
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using namespace attention_detail;
+
+// The Eigen copy this target's CPU is sure to run.
+#if POSENC_GEMM_X86 && HWY_TARGET == HWY_AVX2
+namespace gemm = gemm_avx2;
+#elif POSENC_GEMM_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+namespace gemm = gemm_avx512;
+#else
+namespace gemm = gemm_baseline;
+#endif
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+
+// Copies n elements with stride `stride` into contiguous dst.
+HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+  } else {
+    for (int64_t c = 0; c < n; ++c) dst[c] = src[c * stride];
+  }
+}
+
+// Rows [j0, j0 + n) of head h of a [t, heads, width] view, with their leading dimension: in place
+// when the rows are contiguous, else copied into `buffer` (leading dimension width).
+HWY_INLINE const float* HeadRows(const Tensor& t, int64_t j0, int64_t n, int64_t h, float* buffer,
+                                 int64_t& ld) {
+  const float* rows = t.as<float>() + t.offset(j0, h, 0);
+  if (t.strides[2] == 1) {
+    ld = t.strides[0];
+    return rows;
+  }
+  const int64_t width = t.shape[2];
+  for (int64_t j = 0; j < n; ++j)
+    Gather(rows + j * t.strides[0], t.strides[2], width, buffer + j * width);
+  ld = width;
+  return buffer;
+}
+
+// Whether all n elements of the contiguous row are finite.
+HWY_INLINE bool AllFinite(const float* row, int64_t n) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  auto finite = hn::FirstN(df, static_cast<size_t>(N));  // all true
+  int64_t c = 0;
+  for (; c + N <= n; c += N) finite = hn::And(finite, hn::IsFinite(hn::LoadU(df, row + c)));
+  bool ok = hn::AllTrue(df, finite);
+  for (; c < n; ++c) ok &= std::isfinite(row[c]);
+  return ok;
+}
+
+// One query row's step of the online softmax over one key block of n keys. Turns the row's raw
+// products s[0, n) into p = exp(score − new maximum), rescales the row's sum and sets the
+// accumulator's rescaling alpha, and returns false when the row needs the exact path.
+HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h, int64_t i,
+                            int64_t j0, int64_t n, int64_t kb) {
+  const DF df;
+  const DI di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const AttentionCall& call = *plan.call;
+  float* s = sc.s + r * sc.lds;
+  const int64_t padded = round_up(n, N);
+  sc.alpha[r] = 1;  // unless a new maximum rescales the accumulator below
+
+  // Keys [0, limit) may be visible; with explicit positions each is checked too.
+  int64_t limit = n;
+  bool check_positions = false;
+  if (plan.causal) {
+    const int64_t qp = plan.q_pos[i];
+    if (plan.block_min[kb] > qp) limit = 0;
+    if (plan.explicit_positions) {
+      check_positions = plan.block_max[kb] > qp;
+    } else {
+      limit = std::clamp<int64_t>(qp - j0 + 1, 0, n);
+    }
+  }
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+  if (limit == 0) {
+    std::fill(s, s + padded, 0.0f);
+    return true;
+  }
+
+  const float* bias = nullptr;
+  if (call.bias) {
+    const Tensor& b = *call.bias;
+    const float* src = b.as<float>() + b.offset(h, i, j0);
+    if (b.strides[2] == 1 && n == padded) {
+      bias = src;
+    } else {
+      Gather(src, b.strides[2], n, sc.bias_row);
+      bias = sc.bias_row;
+    }
+  }
+
+  const auto neg_inf = hn::Set(df, kNegInf);
+  const auto scale = hn::Set(df, plan.scale);
+  const auto qp32 = hn::Set(di, check_positions ? static_cast<int32_t>(plan.q_pos[i]) : 0);
+  const auto visible_at = [&](int64_t c) {
+    auto visible = hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(limit - c, 0)));
+    if (check_positions) {
+      const auto kp = hn::LoadU(di, plan.k_pos.data() + j0 + c);
+      visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, qp32)), visible);
+    }
+    return visible;
+  };
+  const auto bias_at = [&](int64_t c) {
+    return bias != nullptr ? hn::LoadU(df, bias + c) : hn::Zero(df);  // copied rows are padded
+  };
+
+  // Pass 1: the scores' maximum, and whether the row needs the exact path.
+  auto row_max = neg_inf;
+  auto bad = hn::Lt(row_max, row_max);  // all false
+  for (int64_t c = 0; c < padded; c += N) {
+    const auto visible = visible_at(c);
+    const auto raw = hn::Load(df, s + c), b = bias_at(c);
+    const auto score = hn::MulAdd(raw, scale, b);
+    // −∞ from the bias masks the key, as long as the product itself is finite.
+    const auto ok = hn::Or(hn::IsFinite(score), hn::And(hn::IsFinite(raw), hn::Eq(b, neg_inf)));
+    bad = hn::Or(bad, hn::AndNot(ok, visible));
+    row_max = hn::Max(row_max, hn::IfThenElse(visible, score, neg_inf));
+  }
+  if (!hn::AllFalse(df, bad)) return false;
+
+  const float old_max = sc.m[r];
+  const float new_max = std::max(old_max, hn::GetLane(hn::MaxOfLanes(df, row_max)));
+  if (new_max == kNegInf) {  // nothing visible yet
+    std::fill(s, s + padded, 0.0f);
+    return true;
+  }
+  // Beyond this, f32 cannot resolve the scores' differences (an ulp of the maximum nears 1).
+  if (std::fabs(new_max) > kLargestScore) return false;
+  // Pass 2: p = exp(scale·raw + (bias − max)), one rounding for the exponent where the bias and
+  // the maximum are close (Sterbenz), so a large common bias costs no accuracy.
+  const auto max = hn::Set(df, new_max);
+  const auto floor = hn::Set(df, -126.0f);  // below Exp's range: gives 0, and −∞ never reaches Exp
+  auto sum = hn::Zero(df);
+  for (int64_t c = 0; c < padded; c += N) {
+    const auto x = hn::MulAdd(hn::Load(df, s + c), scale, hn::Sub(bias_at(c), max));
+    const auto p = hn::Exp(df, hn::Max(hn::IfThenElse(visible_at(c), x, neg_inf), floor));
+    hn::Store(p, df, s + c);
+    sum = hn::Add(sum, p);
+  }
+  float total = sc.l[r];
+  if (old_max != new_max && old_max != kNegInf) {
+    sc.alpha[r] = hn::GetLane(hn::Exp(df, hn::Set(df, old_max - new_max)));
+    total *= sc.alpha[r];
+  }
+  sc.l[r] = total + hn::GetLane(hn::SumOfLanes(df, sum));
+  sc.m[r] = new_max;
+  return true;
+}
+
+// Whether key j counts for query i of head h: not masked, by the causal mask or by a −∞ bias.
+HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
+  const AttentionCall& call = *plan.call;
+  if (plan.causal && call.k_position(j) > plan.q_pos[i]) return false;
+  return !(call.bias && call.bias->as<float>()[call.bias->offset(h, i, j)] ==
+                            -std::numeric_limits<float>::infinity());
+}
+
+// Queries [i0, i1) of query heads [h0, h1), which read one kv head. Row r is query head
+// h0 + r / (i1 − i0) and query i0 + r % (i1 − i0).
+HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h1, int64_t i0,
+                            int64_t i1) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const AttentionCall& call = *plan.call;
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t kvh = h0 / plan.group, queries = i1 - i0, rows = (h1 - h0) * queries;
+  const int64_t d = plan.d, dv = plan.dv;
+  const auto head = [&](int64_t r) { return h0 + r / queries; };
+  const auto query = [&](int64_t r) { return i0 + r % queries; };
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+
+  for (int64_t r = 0; r < rows; ++r) {
+    Gather(q.as<float>() + q.offset(query(r), head(r), 0), q.strides[2], d, sc.q + r * sc.ldq);
+    std::fill(sc.acc + r * sc.ldacc, sc.acc + (r + 1) * sc.ldacc, 0.0f);
+    sc.m[r] = kNegInf;
+    sc.l[r] = 0;
+    sc.exceptional[r] = 0;
+  }
+  int64_t last_position = 0;
+  if (plan.causal) last_position = *std::max_element(&plan.q_pos[i0], &plan.q_pos[i0] + queries);
+
+  for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
+    if (plan.causal && plan.block_min[kb] > last_position) continue;  // masked for every row
+    const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
+
+    int64_t ldk, ldv;
+    const float* keys = HeadRows(k, j0, n, kvh, sc.k, ldk);
+    gemm::product_abt(sc.q, sc.ldq, keys, ldk, sc.s, sc.lds, rows, n, d);
+
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!sc.exceptional[r] && !SoftmaxStep(plan, sc, r, head(r), query(r), j0, n, kb)) {
+        sc.exceptional[r] = 1;
+      }
+      if (sc.exceptional[r]) {
+        std::fill(sc.s + r * sc.lds, sc.s + r * sc.lds + round_up(n, N), 0.0f);
+      }
+    }
+
+    // This block's p·v.
+    const float* values = HeadRows(v, j0, n, kvh, sc.v, ldv);
+    gemm::product_ab(sc.s, sc.lds, values, ldv, sc.t, sc.ldacc, rows, dv, n);
+    // A value that is NaN or ∞ (an unused KV-cache slot, say) turns every row's product non-finite
+    // (0·NaN is NaN): redo the block with those values zeroed. A row that sees such a key, or
+    // whose product overflows, takes the exact path.
+    bool finite = true;
+    for (int64_t r = 0; r < rows; ++r)
+      finite &= sc.exceptional[r] || AllFinite(sc.t + r * sc.ldacc, dv);
+    if (!finite) {
+      sc.bad_values.clear();
+      for (int64_t j = 0; j < n; ++j) {
+        float* dst = sc.v + j * sc.ldv;
+        Gather(v.as<float>() + v.offset(j0 + j, kvh, 0), v.strides[2], dv, dst);
+        if (!AllFinite(dst, dv)) {
+          sc.bad_values.push_back(j);
+          std::fill(dst, dst + dv, 0.0f);
+        }
+      }
+      gemm::product_ab(sc.s, sc.lds, sc.v, sc.ldv, sc.t, sc.ldacc, rows, dv, n);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (sc.exceptional[r]) continue;
+        bool sees_bad_value = false;
+        for (int64_t j : sc.bad_values)
+          sees_bad_value |= Contributes(plan, head(r), query(r), j0 + j);
+        if (sees_bad_value || !AllFinite(sc.t + r * sc.ldacc, dv)) sc.exceptional[r] = 1;
+      }
+    }
+    // acc = alpha·acc + p·v.
+    for (int64_t r = 0; r < rows; ++r) {
+      if (sc.exceptional[r]) continue;
+      float* acc = sc.acc + r * sc.ldacc;
+      const float* t = sc.t + r * sc.ldacc;
+      const auto alpha = hn::Set(df, sc.alpha[r]);
+      for (int64_t c = 0; c < sc.ldacc; c += N) {
+        hn::Store(hn::MulAdd(alpha, hn::Load(df, acc + c), hn::Load(df, t + c)), df, acc + c);
+      }
+    }
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    if (sc.exceptional[r]) {
+      exact_row(call, head(r), query(r));
+      continue;
+    }
+    // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
+    const float* acc = sc.acc + r * sc.ldacc;
+    float* o = sc.out_row;
+    const auto total = hn::Set(df, sc.l[r]);
+    for (int64_t c = 0; c < sc.ldacc; c += N) {
+      const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
+      hn::Store(value, df, o + c);
+    }
+    float* dst = out.as<float>() + out.offset(query(r), head(r), 0);
+    if (out.strides[2] == 1) {
+      std::memcpy(dst, o, static_cast<size_t>(dv) * sizeof(float));
+    } else {
+      for (int64_t c = 0; c < dv; ++c) dst[c * out.strides[2]] = o[c];
+    }
+  }
+}
+
+// Work items [begin, end) (see Plan::item).
+void Attend(const Plan& plan, int64_t begin, int64_t end) {
+  Scratch& scratch = Scratch::for_this_thread(plan);
+  for (int64_t index = begin; index < end; ++index) {
+    int64_t h0, h1, i0, i1;
+    plan.item(index, h0, h1, i0, i1);
+    AttendBlock(plan, scratch, h0, h1, i0, i1);
+  }
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "optimized/targets.h"
+
+namespace posenc::optimized {
+
+using AttendFn = decltype(HWY_STATIC_DISPATCH(Attend));
+
+namespace {
+
+void run_attention(const AttentionCall& call, AttendFn* attend) {
+  call.validate();
+  const attention_detail::Plan plan(call);
+  const int64_t items = plan.items();
+  // Per score: the two products at roughly 40 flop/ns, plus the softmax.
+  const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
+  const int64_t rows = plan.heads_per_item * std::min(plan.tq, plan.queries_per_item);
+  const double per_item = per_score * static_cast<double>(rows * plan.tk);
+  const int parts = plan_parts(call.threads, items, per_item);
+  if (items == 0) return;
+  parallel_for(items, parts, [&](Range r) { attend(plan, r.begin, r.end); });
+}
+
+}  // namespace
+
+std::vector<Impl<AttentionCall>> attention() {
+  static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
+  const uint64_t variants = variant::f32 | variant::strided | variant::attention_causal |
+                            variant::attention_bias | variant::attention_gqa |
+                            variant::attention_positions;
+  return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
+                                     run_attention);
+}
+
+}  // namespace posenc::optimized
+#endif  // HWY_ONCE

@@ -1,0 +1,90 @@
+// GoogleTest helpers shared by the optimized kernels' unit tests: every target against the
+// reference, and bitwise determinism across thread counts.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "optimized/thread_pool.h"
+#include "properties/harness.h"
+
+namespace posenc::optimized {
+
+// The family's entries: the dispatched one first, then one per target, down to a fallback that
+// runs anywhere.
+template <class Call>
+void expect_every_target_listed(const std::vector<Impl<Call>>& impls, const std::string& family) {
+  ASSERT_GE(impls.size(), 3u);  // dispatched + at least one SIMD target + the fallback
+  EXPECT_EQ(impls.front().name, family + "/optimized");
+  const std::string& last = impls.back().name;
+  EXPECT_TRUE(last == family + "/hwy:EMU128" || last == family + "/hwy:SCALAR") << last;
+  EXPECT_EQ(impls.back().unavailable_reason(), "");
+}
+
+// Every entry of `impls` (all must run on this host) against the reference, within its bound.
+template <class Call>
+void expect_every_target_matches(const std::vector<Impl<Call>>& impls,
+                                 const harness::Problem<Call>& problem) {
+  for (const auto& impl : impls) {
+    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
+    const harness::Outcome o = harness::differential(impl, problem);
+    EXPECT_TRUE(o.ok) << impl.name << " " << problem.label << ": " << o.failure;
+    EXPECT_GT(o.comparison.checked, 0) << problem.label;
+  }
+}
+
+// The bits of a call's outputs, in logical order.
+template <class Call>
+std::vector<uint32_t> output_bits(const Call& call) {
+  std::vector<uint32_t> bits;
+  for (const Tensor& t : harness::outputs(call)) {
+    harness::for_each_offset(t, [&](int64_t offset) {
+      uint32_t b;
+      std::memcpy(&b, t.as<float>() + offset, sizeof b);
+      bits.push_back(b);
+    });
+  }
+  return bits;
+}
+
+// `impl` gives the same bits for each thread count, and really runs that many parts.
+template <class Call>
+void expect_bitwise_for_thread_counts(const Impl<Call>& impl, const harness::Problem<Call>& problem,
+                                      std::initializer_list<int> thread_counts = {1, 2, 3, 7}) {
+  std::vector<uint32_t> first;
+  for (int threads : thread_counts) {
+    harness::Arena arena;
+    Call call = problem.build(arena);
+    call.threads = threads;
+    impl.run(call);
+    EXPECT_EQ(last_threaded_parts(), threads) << problem.label << ": must really run threaded";
+    if (first.empty()) {
+      first = output_bits(call);
+    } else {
+      EXPECT_TRUE(output_bits(call) == first) << problem.label << ", " << threads << " threads";
+    }
+  }
+}
+
+// Every entry of `impls` gives the reference's bits (for large problems: no tolerance model).
+template <class Call>
+void expect_every_target_bitwise(const std::vector<Impl<Call>>& impls,
+                                 const harness::Problem<Call>& problem) {
+  harness::Arena ref_arena;
+  const Call expected = problem.build(ref_arena);
+  reference_impl<Call>().run(expected);
+  const std::vector<uint32_t> want = output_bits(expected);
+  for (const auto& impl : impls) {
+    harness::Arena arena;
+    const Call got = problem.build(arena);
+    impl.run(got);
+    EXPECT_TRUE(output_bits(got) == want) << impl.name << " " << problem.label;
+  }
+}
+
+}  // namespace posenc::optimized

@@ -1,0 +1,6 @@
+// The attention properties over every registered implementation (ctest label `property`).
+#include "properties/suite.h"
+
+namespace {
+const bool registered = posenc::harness::register_properties<posenc::AttentionCall>("Attention");
+}  // namespace

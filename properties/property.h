@@ -1,0 +1,205 @@
+// Properties: named checks over kernel handles (Impl<Call>), run by RapidCheck, usable from
+// GoogleTest and from `posenc validate` alike. A property's body generates one case and checks it
+// against every implementation under test at once (sharing the generated problem and the
+// reference's result); an implementation that fails is then re-run alone, so that RapidCheck
+// shrinks toward its own minimal counterexample and prints a reproduce string for it.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "posenc/kernel.h"
+#include "posenc/registry.h"
+#include "properties/compare.h"
+
+namespace posenc::harness {
+
+// What one implementation did on one generated case.
+struct Verdict {
+  bool ok = true;
+  double worst = 0;    // largest error, in the property's tolerance units
+  double bound = 0;    // what the property allows, same units
+  std::string detail;  // when failed: where, expected, got, error and bound
+
+  static Verdict pass() { return {}; }
+  static Verdict fail(std::string detail) { return {false, 0, 0, std::move(detail)}; }
+  // From a comparison; `what` names the checked relation ("R(a)∘R(b) vs R(a+b)").
+  static Verdict of(const Comparison& c, const std::string& what = "");
+};
+
+// Records the verdicts of one case's implementations. The runner owns it; Case writes to it.
+class CaseLog {
+ public:
+  void begin(size_t implementations);
+  void record(size_t impl, Verdict verdict);
+  // Throws RapidCheck's failure, naming each failed implementation, when any verdict failed.
+  void finish(const std::vector<std::string>& names) const;
+  const std::vector<std::optional<Verdict>>& verdicts() const { return verdicts_; }
+
+ private:
+  std::vector<std::optional<Verdict>> verdicts_;
+};
+
+// One generated case, seen by a property's body.
+template <class Call>
+class Case {
+ public:
+  Case(const std::vector<const Impl<Call>*>& impls, const std::vector<std::string>& names,
+       CaseLog& log)
+      : impls_(impls), names_(names), log_(log) {
+    log_.begin(impls.size());
+  }
+
+  // Runs check(impl) → Verdict for every implementation under test, then fails the case if any
+  // verdict failed. An exception from check is that implementation's failure.
+  template <class Check>
+  void each(Check&& check) {
+    for (size_t i = 0; i < impls_.size(); ++i) log_.record(i, guarded(check, *impls_[i]));
+    log_.finish(names_);
+  }
+  // The same, for the implementations that declare every variant `call` needs.
+  template <class Check>
+  void each(const Call& call, Check&& check) {
+    for (size_t i = 0; i < impls_.size(); ++i)
+      if (supports(*impls_[i], call)) log_.record(i, guarded(check, *impls_[i]));
+    log_.finish(names_);
+  }
+
+ private:
+  template <class Check>
+  static Verdict guarded(Check& check, const Impl<Call>& impl) {
+    try {
+      return check(impl);
+    } catch (const std::exception& e) {
+      return Verdict::fail(std::string("threw: ") + e.what());
+    }
+  }
+
+  const std::vector<const Impl<Call>*>& impls_;
+  const std::vector<std::string>& names_;
+  CaseLog& log_;
+};
+
+// An input class that must reach a share of the generated cases (RC_CLASSIFY / RC_TAG names).
+struct MinimumShare {
+  std::string tag;
+  double share;
+};
+
+template <class Call>
+struct Property {
+  std::string name;       // "<family>.<property>", e.g. "rope.pair_norm"
+  std::string statement;  // what holds, in one line
+  std::function<void(Case<Call>&)> body;
+  uint64_t needs = 0;           // variant bits an implementation must declare
+  bool needs_threads = false;   // only for implementations that honour Call::threads
+  bool skip_reference = false;  // compares against the reference: says nothing about it
+  std::vector<MinimumShare> minimum;
+};
+
+// How many cases, from which seed; or one case to replay.
+struct RunOptions {
+  uint64_t seed = 0x5eed2024;  // CI's fixed seed
+  int cases = 200;
+  std::string reproduce;  // a reproduce value printed by a failure: replays that one case
+  bool shrink = true;
+  std::string profile = "ci";
+
+  // CI profile by default; POSENC_PROFILE=nightly runs 20× the cases from a random seed. RC_PARAMS
+  // (RapidCheck's own variable) may set seed=, max_success= and reproduce=.
+  static RunOptions from_environment();
+  // Property names the reproduce value replays (empty if none or if it does not decode).
+  std::vector<std::string> replayed() const;
+};
+
+struct ClassShare {
+  std::string tag;
+  double share = 0;    // of the cases run
+  double minimum = 0;  // 0 when none is required
+};
+
+// One property's outcome for one implementation.
+struct PropertyResult {
+  enum class Status : uint8_t { passed, failed, skipped };
+  std::string property, statement, impl;
+  Status status = Status::passed;
+  int64_t cases = 0;
+  double worst = 0, bound = 0;  // tolerance units
+  std::string failure;          // why: the minimal counterexample and the failed check
+  std::string reproduce;  // replays the failure: RC_PARAMS="reproduce=…" or --reproduce '…'
+  std::string note;       // why skipped
+  uint64_t seed = 0;
+  std::vector<ClassShare> classes;
+  double seconds = 0;
+
+  bool failed() const { return status == Status::failed; }
+};
+
+// The type-erased runner behind check(): `body(active, log)` runs one case for the implementations
+// whose indices are in `active`.
+using CaseBody = std::function<void(const std::vector<size_t>& active, CaseLog& log)>;
+std::vector<PropertyResult> run_property(const std::string& property, const std::string& statement,
+                                         const std::vector<MinimumShare>& minimum,
+                                         const std::vector<std::string>& impls,
+                                         const CaseBody& body, const RunOptions& options);
+
+// Checks `property` for each implementation; returns one result per implementation, in order.
+template <class Call>
+std::vector<PropertyResult> check(const Property<Call>& property,
+                                  const std::vector<const Impl<Call>*>& impls,
+                                  const RunOptions& options) {
+  std::vector<PropertyResult> results(impls.size());
+  std::vector<const Impl<Call>*> tested;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < impls.size(); ++i) {
+    const Impl<Call>& impl = *impls[i];
+    std::string skip = impl.unavailable_reason();
+    if (skip.empty() && property.skip_reference && impl.name == reference_impl<Call>().name)
+      skip = "is the reference";
+    if (skip.empty() && property.needs_threads && !impl.threaded) skip = "single-threaded";
+    if (skip.empty() && (property.needs & ~impl.variants)) skip = "variant not supported";
+    if (!skip.empty()) {
+      results[i] = {property.name, property.statement, impl.name, PropertyResult::Status::skipped};
+      results[i].note = skip;
+      continue;
+    }
+    tested.push_back(impls[i]);
+    where.push_back(i);
+  }
+  std::vector<std::string> names;
+  for (const auto* impl : tested) names.push_back(impl->name);
+  const CaseBody body = [&](const std::vector<size_t>& active, CaseLog& log) {
+    std::vector<const Impl<Call>*> subset;
+    std::vector<std::string> subset_names;
+    for (size_t i : active) {
+      subset.push_back(tested[i]);
+      subset_names.push_back(names[i]);
+    }
+    Case<Call> c(subset, subset_names, log);
+    property.body(c);
+  };
+  auto ran =
+      run_property(property.name, property.statement, property.minimum, names, body, options);
+  for (size_t k = 0; k < where.size(); ++k) results[where[k]] = std::move(ran[k]);
+  return results;
+}
+
+// Every property of a family, generic ones first (defined in properties/<family>.cc).
+template <class Call>
+std::vector<Property<Call>> properties();
+
+// A failure as a kernel author reads it: property, implementation, cases, seed, the minimal
+// counterexample with the failed check, and `replay`, a one-line command that replays it.
+std::string failure_report(const PropertyResult& result, const std::string& replay);
+// "long positions 23% (≥ 15%), tail 41% (≥ 30%), …"
+std::string describe_classes(const std::vector<ClassShare>& classes);
+
+// Throws RapidCheck's case failure with `message` (for checks outside Case::each).
+[[noreturn]] void fail_case(const std::string& message);
+
+}  // namespace posenc::harness

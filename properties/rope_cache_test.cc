@@ -1,0 +1,6 @@
+// The rope_cache properties over every registered implementation (ctest label `property`).
+#include "properties/suite.h"
+
+namespace {
+const bool registered = posenc::harness::register_properties<posenc::RopeCacheCall>("RopeCache");
+}  // namespace

@@ -1,0 +1,7 @@
+// The rope_frequencies properties over every registered implementation (ctest label `property`).
+#include "properties/suite.h"
+
+namespace {
+const bool registered =
+    posenc::harness::register_properties<posenc::RopeFrequenciesCall>("RopeFrequencies");
+}  // namespace

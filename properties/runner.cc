@@ -1,0 +1,340 @@
+// Runs a property through RapidCheck and turns its outcome into one PropertyResult per
+// implementation.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "properties/property.h"
+
+namespace posenc::harness {
+
+namespace rcd = rc::detail;
+
+Verdict Verdict::of(const Comparison& c, const std::string& what) {
+  Verdict v{c.ok, c.worst, c.bound, ""};
+  if (!c.ok) v.detail = (what.empty() ? "" : what + ": ") + c.describe();
+  return v;
+}
+
+void CaseLog::begin(size_t implementations) { verdicts_.assign(implementations, std::nullopt); }
+
+void CaseLog::record(size_t impl, Verdict verdict) { verdicts_[impl] = std::move(verdict); }
+
+void CaseLog::finish(const std::vector<std::string>& names) const {
+  std::string message;
+  for (size_t i = 0; i < verdicts_.size(); ++i)
+    if (verdicts_[i] && !verdicts_[i]->ok)
+      message +=
+          fmt::format("{}{}: {}", message.empty() ? "" : "\n", names[i], verdicts_[i]->detail);
+  if (!message.empty()) fail_case(message);
+}
+
+void fail_case(const std::string& message) {
+  throw rcd::CaseResult(rcd::CaseResult::Type::Failure, message);
+}
+
+namespace {
+
+bool truthy(const char* s) { return s != nullptr && *s != '\0'; }
+
+std::unordered_map<std::string, rcd::Reproduce> decode(const std::string& value) {
+  try {
+    return rcd::configFromString("reproduce=" + value).reproduce;
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+std::string encode(const std::string& id, const rcd::Reproduce& reproduce) {
+  rcd::Configuration config;
+  config.reproduce[id] = reproduce;
+  // configToMinimalString also prints keys that differ from a default configuration (the seed);
+  // keep the reproduce value alone.
+  const std::string s = rcd::configToMinimalString(config);
+  const auto at = s.find("reproduce=");
+  if (at == std::string::npos) return "";
+  const auto begin = at + 10, end = s.find(' ', begin);
+  return s.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+std::string strip_quotes(std::string tag) {
+  if (tag.size() >= 2 && tag.front() == '"' && tag.back() == '"')
+    return tag.substr(1, tag.size() - 2);
+  return tag;
+}
+
+struct Tally {
+  int64_t cases = 0;
+  double worst = 0, bound = 0;
+};
+
+// One RapidCheck run over the implementations in `active`.
+struct Pass {
+  enum class Outcome { passed, failed, broken } outcome = Outcome::passed;
+  std::vector<Tally> tallies;                               // per active implementation
+  std::vector<std::optional<Verdict>> first_failure;        // the first failing case's verdicts
+  std::vector<std::optional<Verdict>> minimal;              // the shrunk case's verdicts
+  std::string message, counterexample, reproduce, trouble;  // trouble: the run itself broke
+  int64_t cases = 0;
+  std::map<std::string, int64_t> tags;
+};
+
+class Listener : public rcd::TestListener {
+ public:
+  Listener(Pass& pass, const CaseLog& log) : pass_(pass), log_(log) {}
+
+  void onTestCaseFinished(const rcd::CaseDescription& d) override {
+    if (d.result.type == rcd::CaseResult::Type::Discard) return;
+    ++pass_.cases;
+    for (const auto& tag : d.tags) ++pass_.tags[strip_quotes(tag)];
+    const auto& verdicts = log_.verdicts();
+    for (size_t i = 0; i < verdicts.size() && i < pass_.tallies.size(); ++i) {
+      if (!verdicts[i]) continue;
+      Tally& t = pass_.tallies[i];
+      ++t.cases;
+      t.worst = std::max(t.worst, verdicts[i]->worst);
+      t.bound = std::max(t.bound, verdicts[i]->bound);
+    }
+    if (d.result.type == rcd::CaseResult::Type::Failure && pass_.first_failure.empty())
+      pass_.first_failure = verdicts;
+  }
+  void onShrinkTried(const rcd::CaseDescription&, bool) override {}
+  void onTestFinished(const rcd::TestMetadata&, const rcd::TestResult&) override {}
+
+ private:
+  Pass& pass_;
+  const CaseLog& log_;
+};
+
+Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<size_t>& active,
+              const RunOptions& options, bool shrink) {
+  Pass pass;
+  pass.tallies.resize(active.size());
+  CaseLog log;
+  bool replayed = false;
+  auto property = rcd::toProperty([&] {
+    replayed = true;
+    body(active, log);
+  });
+  rcd::TestParams params;
+  params.seed = options.seed;
+  params.maxSuccess = options.cases;
+  params.disableShrinking = !shrink;
+  rcd::TestMetadata metadata{id, id};
+  Listener listener(pass, log);
+  std::unordered_map<std::string, rcd::Reproduce> reproduce;
+  if (!options.reproduce.empty()) {
+    reproduce = decode(options.reproduce);
+    if (reproduce.empty()) {
+      pass.outcome = Pass::Outcome::broken;
+      pass.trouble = "the reproduce value does not decode: '" + options.reproduce + "'";
+      return pass;
+    }
+  }
+  const rcd::TestResult result =
+      rcd::checkProperty(property, metadata, params, listener, reproduce);
+  if (!options.reproduce.empty() && replayed && pass.cases == 0) {
+    // A replay runs its one case without telling the listener: count it from the log.
+    pass.cases = 1;
+    const auto& verdicts = log.verdicts();
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      if (!verdicts[i]) continue;
+      ++pass.tallies[i].cases;
+      pass.tallies[i].worst = verdicts[i]->worst;
+      pass.tallies[i].bound = verdicts[i]->bound;
+    }
+  }
+  if (result.is<rcd::FailureResult>()) {
+    const auto& f = result.get<rcd::FailureResult>();
+    pass.outcome = Pass::Outcome::failed;
+    pass.message = f.description;
+    for (const auto& [type, value] : f.counterExample)
+      pass.counterexample += fmt::format("  {}\n", value);
+    pass.reproduce = encode(id, f.reproduce);
+    pass.minimal = log.verdicts();  // the last case run is the smallest failing one
+    if (pass.first_failure.empty()) pass.first_failure = pass.minimal;
+  } else if (result.is<rcd::GaveUpResult>()) {
+    pass.outcome = Pass::Outcome::broken;
+    pass.trouble = "gave up: " + result.get<rcd::GaveUpResult>().description;
+  } else if (result.is<rcd::Error>()) {
+    // RapidCheck reports a replayed case that no longer fails as an error: it passed.
+    const auto& e = result.get<rcd::Error>();
+    if (options.reproduce.empty() || !replayed) {
+      pass.outcome = Pass::Outcome::broken;
+      pass.trouble = e.description;
+    }
+  }
+  return pass;
+}
+
+std::vector<ClassShare> shares(const Pass& pass, const std::vector<MinimumShare>& minimum) {
+  std::vector<ClassShare> out;
+  const double n = std::max<int64_t>(pass.cases, 1);
+  for (const auto& [tag, count] : pass.tags) out.push_back({tag, count / n, 0.0});
+  for (const auto& m : minimum) {
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const ClassShare& c) { return c.tag == m.tag; });
+    if (it == out.end()) it = out.insert(out.end(), ClassShare{m.tag, 0.0, 0.0});
+    it->minimum = m.share;
+  }
+  return out;
+}
+
+// Classification needs enough cases to mean anything: a replay or a short run is not judged.
+constexpr int64_t kMinCasesForShares = 100;
+
+std::string below_minimum(const std::vector<ClassShare>& classes, int64_t cases) {
+  if (cases < kMinCasesForShares) return "";
+  std::string why;
+  for (const auto& c : classes)
+    if (c.share < c.minimum)
+      why +=
+          fmt::format("{}input class '{}' reached {:.1f}% of {} cases, below its {:.3g}% minimum",
+                      why.empty() ? "" : "; ", c.tag, 100 * c.share, cases, 100 * c.minimum);
+  return why;
+}
+
+}  // namespace
+
+std::string failure_report(const PropertyResult& r, const std::string& replay) {
+  std::string s = fmt::format("{} FAILED for {} on case {} (seed {}):\n{}", r.property, r.impl,
+                              r.cases, r.seed, r.failure);
+  if (!r.reproduce.empty()) s += "\nreplay: " + replay;
+  return s;
+}
+
+std::string describe_classes(const std::vector<ClassShare>& classes) {
+  std::string s;
+  for (const auto& c : classes) {
+    s += fmt::format("{}{} {:.0f}%", s.empty() ? "" : ", ", c.tag, 100 * c.share);
+    if (c.minimum > 0) s += fmt::format(" (≥ {:.3g}%)", 100 * c.minimum);
+  }
+  return s;
+}
+
+RunOptions RunOptions::from_environment() {
+  RunOptions o;
+  const char* profile = std::getenv("POSENC_PROFILE");
+  if (truthy(profile) && std::string(profile) == "nightly") {
+    o.profile = "nightly";
+    o.cases *= 20;
+    o.seed = std::random_device{}() ^ (uint64_t{std::random_device{}()} << 32);
+  }
+  if (const char* params = std::getenv("RC_PARAMS"); truthy(params)) {
+    rcd::Configuration defaults;
+    defaults.testParams.seed = o.seed;
+    defaults.testParams.maxSuccess = o.cases;
+    const auto config = rcd::configFromString(params, defaults);
+    o.seed = config.testParams.seed;
+    o.cases = config.testParams.maxSuccess;
+    const std::string s = params;
+    if (const auto at = s.find("reproduce="); at != std::string::npos) {
+      const auto end = s.find(' ', at);
+      o.reproduce = s.substr(at + 10, end == std::string::npos ? end : end - at - 10);
+    }
+  }
+  return o;
+}
+
+std::vector<std::string> RunOptions::replayed() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, r] : decode(reproduce)) ids.push_back(id);
+  return ids;
+}
+
+std::vector<PropertyResult> run_property(const std::string& property, const std::string& statement,
+                                         const std::vector<MinimumShare>& minimum,
+                                         const std::vector<std::string>& impls,
+                                         const CaseBody& body, const RunOptions& options) {
+  using Status = PropertyResult::Status;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<PropertyResult> results(impls.size());
+  for (size_t i = 0; i < impls.size(); ++i)
+    results[i] = {property, statement, impls[i], Status::passed};
+  for (auto& r : results) r.seed = options.seed;
+
+  auto fill = [&](PropertyResult& r, const Pass& pass, size_t k) {
+    r.cases = pass.tallies[k].cases;
+    r.worst = pass.tallies[k].worst;
+    r.bound = pass.tallies[k].bound;
+  };
+  auto fail = [&](PropertyResult& r, const Pass& pass, size_t k) {
+    fill(r, pass, k);
+    r.status = Status::failed;
+    const auto& v = k < pass.minimal.size() ? pass.minimal[k] : std::nullopt;
+    r.failure = fmt::format("{}\nminimal counterexample:\n{}{}", statement, pass.counterexample,
+                            v && !v->ok ? r.impl + ": " + v->detail : pass.message);
+    r.reproduce = pass.reproduce;
+  };
+
+  // Run every pending implementation on the same cases; whoever fails is re-run alone to shrink
+  // its own counterexample, and the rest run again until each has passed or failed.
+  std::vector<size_t> pending(impls.size());
+  for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  while (!pending.empty()) {
+    const bool alone = pending.size() == 1;
+    const Pass pass = run_pass(property, body, pending, options, options.shrink && alone);
+    if (pass.outcome == Pass::Outcome::broken) {
+      for (size_t k = 0; k < pending.size(); ++k) {
+        fill(results[pending[k]], pass, k);
+        results[pending[k]].status = Status::failed;
+        results[pending[k]].failure = pass.trouble;
+      }
+      break;
+    }
+    if (pass.outcome == Pass::Outcome::passed) {
+      const auto classes = shares(pass, minimum);
+      const std::string thin = options.reproduce.empty() ? below_minimum(classes, pass.cases) : "";
+      for (size_t k = 0; k < pending.size(); ++k) {
+        PropertyResult& r = results[pending[k]];
+        fill(r, pass, k);
+        r.classes = classes;
+        if (r.cases == 0) {
+          r.status = Status::failed;
+          r.failure = options.reproduce.empty()
+                          ? "no case ran: it supports none of the generated variants"
+                          : "no case ran: the reproduce value replays another property";
+        } else if (!thin.empty()) {
+          r.status = Status::failed;
+          r.failure = thin;
+        }
+      }
+      break;
+    }
+    std::vector<size_t> failed, rest;
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const auto& v = k < pass.first_failure.size() ? pass.first_failure[k] : std::nullopt;
+      (v && !v->ok ? failed : rest).push_back(k);
+    }
+    if (failed.empty()) {  // the case failed outside Case::each: every implementation fails
+      failed.swap(rest);
+    }
+    for (size_t k : failed) {
+      if (alone || !options.shrink) {
+        fail(results[pending[k]], pass, k);
+        continue;
+      }
+      const Pass single = run_pass(property, body, {pending[k]}, options, true);
+      if (single.outcome == Pass::Outcome::failed) {
+        fail(results[pending[k]], single, 0);
+      } else {  // nondeterministic: failed with the others, passed alone
+        fail(results[pending[k]], pass, k);
+        results[pending[k]].failure += "\n(the failure did not repeat when run alone)";
+      }
+    }
+    std::vector<size_t> next;
+    for (size_t k : rest) next.push_back(pending[k]);
+    pending.swap(next);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (auto& r : results) r.seconds = seconds;
+  return results;
+}
+
+}  // namespace posenc::harness

@@ -1,0 +1,69 @@
+#include "properties/validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace posenc::harness {
+
+int ImplReport::count(PropertyResult::Status status) const {
+  return static_cast<int>(std::count_if(
+      results.begin(), results.end(), [&](const PropertyResult& r) { return r.status == status; }));
+}
+
+int64_t ImplReport::cases() const {
+  int64_t n = 0;
+  for (const auto& r : results) n += r.cases;
+  return n;
+}
+
+const PropertyResult* ImplReport::tightest() const {
+  const PropertyResult* best = nullptr;
+  for (const auto& r : results) {
+    if (r.status == PropertyResult::Status::skipped || r.bound <= 0) continue;
+    if (!best || r.worst / r.bound > best->worst / best->bound) best = &r;
+  }
+  return best;
+}
+
+std::string ImplReport::verdict() const {
+  if (failed()) return "FAIL";
+  if (count(PropertyResult::Status::passed) > 0) return "pass";
+  if (!results.empty()) return "skipped: " + results.front().note;
+  return "no property ran";
+}
+
+std::string format_properties(const ImplReport& report) {
+  std::string s = fmt::format("{} ({})\n", report.impl, report.family);
+  for (const auto& r : report.results) {
+    std::string verdict = r.status == PropertyResult::Status::passed   ? "pass"
+                          : r.status == PropertyResult::Status::failed ? "FAIL"
+                                                                       : "skipped: " + r.note;
+    const std::string cases =
+        r.status == PropertyResult::Status::skipped ? "-" : std::to_string(r.cases);
+    const std::string error = r.status == PropertyResult::Status::skipped
+                                  ? "-"
+                                  : fmt::format("{:.3g} / {:.3g}", r.worst, r.bound);
+    s += fmt::format("  {:<40} {:>6} {:>18}  {}\n", r.property, cases, error, verdict);
+  }
+  return s;
+}
+
+std::string format_summary(const std::vector<ImplReport>& reports) {
+  std::string s =
+      fmt::format("{:<18} {:<40} {:>4} {:>4} {:>4} {:>7}  {:<36} {}\n", "family", "implementation",
+                  "pass", "fail", "skip", "cases", "worst / bound (property)", "verdict");
+  for (const auto& r : reports) {
+    const PropertyResult* t = r.tightest();
+    const std::string error = t ? fmt::format("{:.3g} / {:.3g} ({})", t->worst, t->bound,
+                                              t->property.substr(t->property.find('.') + 1))
+                                : "-";
+    s += fmt::format("{:<18} {:<40} {:>4} {:>4} {:>4} {:>7}  {:<36} {}\n", r.family, r.impl,
+                     r.count(PropertyResult::Status::passed),
+                     r.count(PropertyResult::Status::failed),
+                     r.count(PropertyResult::Status::skipped), r.cases(), error, r.verdict());
+  }
+  return s;
+}
+
+}  // namespace posenc::harness
