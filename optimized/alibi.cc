@@ -44,6 +44,7 @@ inline float element(double slope, double x, bool causal) {
 #include <hwy/highway.h>
 // clang-format off: after highway.h, once per target
 #include "optimized/bias_lines-inl.h"
+#include "optimized/math-inl.h"
 // clang-format on
 
 #ifndef POSENC_OPTIMIZED_ALIBI_PLAN
@@ -127,7 +128,8 @@ HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, float* out, int64
     // −|x|, and + 0 makes the diagonal's −0 a +0.
     auto value = hn::Add(hn::Mul(vslope, hn::Neg(hn::Abs(x))), zero);
     if (causal) value = hn::IfThenElse(hn::Gt(x, zero), neg_inf, value);
-    return hn::DemoteTo(hn::Rebind<float, decltype(dd)>(), value);
+    // DemoteToF32: EMU128's DemoteTo would clamp the causal −∞ to −FLT_MAX.
+    return DemoteToF32(hn::Rebind<float, decltype(dd)>(), value);
   };
   const auto vector_at = [&](auto df, int64_t j) {
     const int64_t H = static_cast<int64_t>(hn::Lanes(dd));

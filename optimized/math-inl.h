@@ -1,5 +1,6 @@
 // Per-target math shared by the family files (included after hwy/highway.h, once per target):
-// sin/cos of exact angles in double, and a fused multiply-add for f32 on every target.
+// sin/cos of exact angles in double, f64 → f32 rounding and a fused multiply-add for f32 on every
+// target.
 //
 // hwy/contrib/math's Sin and Cos (Highway 1.0.3) are documented for |x| ≤ 39000 only; rope needs
 // angles up to 2²⁴ rad, so this file reduces θ modulo π itself (Cody–Waite with a 25-bit π₁, exact
