@@ -11,8 +11,8 @@
 # Usage: clusterfuzzlite_test.sh <source dir> <work dir> [target, default rope_fuzz]
 set -eu
 source_dir=$1
-export WORK=$2
-export POSENC_FUZZ_TARGETS=${3:-rope_fuzz}
+export WORK="$2"
+export POSENC_FUZZ_TARGETS="${3:-rope_fuzz}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export OUT="$scratch/out" SRC="$WORK/src"
