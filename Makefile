@@ -44,7 +44,7 @@ test-asan: asan
 	ctest --preset asan -j $(JOBS) -L unit
 
 # libFuzzer: replay every corpus, fuzz each target briefly from a fixed seed, self-check, and
-# build the ClusterFuzzLite script's targets (label fuzz, about 5 minutes).
+# build one target with the ClusterFuzzLite script (label fuzz, about 5 minutes).
 test-fuzz: fuzz
 	ctest --preset fuzz -j $(JOBS) -L fuzz
 
