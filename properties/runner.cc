@@ -86,7 +86,20 @@ struct Pass {
   int64_t cases = 0;
   int64_t cut = 0;  // cases not run because the deadline had passed
   std::map<std::string, int64_t> tags;
+  // The smallest failing case run so far, as it ran. RapidCheck runs the final counterexample once
+  // more to describe it; once the deadline has passed that run is skipped, and these stand in.
+  struct Failing {
+    std::string message, counterexample;
+    std::vector<std::optional<Verdict>> verdicts;
+  };
+  std::optional<Failing> smallest;
 };
+
+std::string describe_example(const rcd::Example& example) {
+  std::string text;
+  for (const auto& [type, value] : example) text += fmt::format("  {}\n", value);
+  return text;
+}
 
 class Listener : public rcd::TestListener {
  public:
@@ -104,13 +117,22 @@ class Listener : public rcd::TestListener {
       t.worst = std::max(t.worst, verdicts[i]->worst);
       t.bound = std::max(t.bound, verdicts[i]->bound);
     }
-    if (d.result.type == rcd::CaseResult::Type::Failure && pass_.first_failure.empty())
-      pass_.first_failure = verdicts;
+    if (d.result.type == rcd::CaseResult::Type::Failure) {
+      if (pass_.first_failure.empty()) pass_.first_failure = verdicts;
+      remember(d);
+    }
   }
-  void onShrinkTried(const rcd::CaseDescription&, bool) override {}
+  void onShrinkTried(const rcd::CaseDescription& d, bool accepted) override {
+    if (accepted && !log_.skipped()) remember(d);
+  }
   void onTestFinished(const rcd::TestMetadata&, const rcd::TestResult&) override {}
 
  private:
+  void remember(const rcd::CaseDescription& d) {
+    pass_.smallest = Pass::Failing{d.result.description,
+                                   d.example ? describe_example(d.example()) : "", log_.verdicts()};
+  }
+
   Pass& pass_;
   const CaseLog& log_;
 };
@@ -165,10 +187,14 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
     const auto& f = result.get<rcd::FailureResult>();
     pass.outcome = Pass::Outcome::failed;
     pass.message = f.description;
-    for (const auto& [type, value] : f.counterExample)
-      pass.counterexample += fmt::format("  {}\n", value);
+    pass.counterexample = describe_example(f.counterExample);
     pass.reproduce = encode(id, f.reproduce);
-    pass.minimal = log.verdicts();  // the last case run is the smallest failing one
+    pass.minimal = log.verdicts();         // the last case run is the smallest failing one
+    if (log.skipped() && pass.smallest) {  // that last run was skipped: past the deadline
+      pass.message = pass.smallest->message;
+      pass.counterexample = pass.smallest->counterexample;
+      pass.minimal = pass.smallest->verdicts;
+    }
     if (pass.first_failure.empty()) pass.first_failure = pass.minimal;
   } else if (result.is<rcd::GaveUpResult>()) {
     pass.outcome = Pass::Outcome::broken;

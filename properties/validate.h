@@ -16,6 +16,7 @@ namespace posenc::harness {
 
 struct ImplReport {
   std::string family, impl;
+  std::string source;                   // the plugin library it came from; "" for built-ins
   double bound = 0;                     // the implementation's stated bound
   std::vector<PropertyResult> results;  // one per property run, in the family's order
   std::vector<PositionBand> bands;      // worst error against position, when charted
@@ -62,7 +63,7 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
                                  const ValidateOptions& options) {
   std::vector<ImplReport> reports;
   for (const auto* impl : impls)
-    reports.push_back({family_name(Call::kFamily), impl->name, impl->bound, {}, {}});
+    reports.push_back({family_name(Call::kFamily), impl->name, "", impl->bound, {}, {}});
   const auto selected = selected_properties<Call>(options);
   for (size_t p = 0; p < selected.size(); ++p) {
     RunOptions run = options.run;
@@ -80,6 +81,10 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
         reports[i].bands = error_by_position(*impls[i]);
   return reports;
 }
+
+// Whether a deadline cut any property short, and how ("3 properties stopped early, 2 not run").
+bool cut_short(const std::vector<ImplReport>& reports);
+std::string cut_summary(const std::vector<ImplReport>& reports);
 
 // Per-property lines for one implementation.
 std::string format_properties(const ImplReport& report);
