@@ -112,6 +112,7 @@ int validate(const Options& o) {
         if (o.impl.empty() || impl.name == o.impl) impls.push_back(&impl);
       if (impls.empty()) return;
       for (ImplReport& r : harness::validate(impls, options)) {
+        if (r.results.empty()) continue;  // --property names another family's property
         fmt::print("{}\n", format_properties(r));
         std::fflush(stdout);
         r.source = source.kernel;
@@ -123,9 +124,15 @@ int validate(const Options& o) {
     fmt::print(stderr, "posenc validate: unknown family '{}'\n", o.family);
     return 2;
   }
+  if (reports.empty() && !o.property.empty()) {
+    fmt::print(stderr, "posenc validate: no property named '{}'{}\n", o.property,
+               o.family.empty() ? "" : " in family " + o.family);
+    return 2;
+  }
   if (reports.empty()) {
-    fmt::print(stderr, "posenc validate: no implementation{}{}\n",
+    fmt::print(stderr, "posenc validate: no implementation{}{}{}\n",
                o.impl.empty() ? "" : " named '" + o.impl + "'",
+               o.family.empty() ? "" : " of family " + o.family,
                o.selftest          ? " among the self-test's broken kernels"
                : o.kernels.empty() ? ""
                                    : " in the plugin(s)");
