@@ -154,8 +154,9 @@ std::string json_report(const std::vector<ImplReport>& reports, const RunInfo& i
     s += "],\n     \"error_by_position\": [";
     for (size_t k = 0; k < r.bands.size(); ++k) {
       const PositionBand& b = r.bands[k];
-      s += fmt::format("{}{{\"lo\": {}, \"hi\": {}, \"worst\": {}, \"ok\": {}}}", k ? ", " : "",
-                       b.lo, b.hi, json_number(b.worst), b.ok ? "true" : "false");
+      s += fmt::format("{}{{\"lo\": {}, \"hi\": {}, \"worst\": {}, \"ok\": {}", k ? ", " : "", b.lo,
+                       b.hi, json_number(b.worst), b.ok ? "true" : "false");
+      s += b.ok ? "}" : ", \"failure\": " + json_string(b.failure) + "}";
     }
     s += "]}";
   }
@@ -226,7 +227,7 @@ std::string svg_chart(const ImplReport& r) {
     lo_exp = std::floor(std::log10(*mn)) - 1;
     hi_exp = std::ceil(std::log10(*mx)) + 1;
   }
-  const double x_max = std::log2(static_cast<double>(r.bands.back().hi));
+  const double x_max = std::log2(static_cast<double>(kMaxPosition));
   auto x_of = [&](double log2_position) {
     return kLeft + (kWidth - kLeft - kRight) * log2_position / x_max;
   };

@@ -78,7 +78,7 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
   if (options.error_by_position && options.run.reproduce.empty())
     for (size_t i = 0; i < impls.size(); ++i)
       if (impls[i]->unavailable_reason().empty() && impls[i]->name != reference_impl<Call>().name)
-        reports[i].bands = error_by_position(*impls[i]);
+        reports[i].bands = error_by_position(*impls[i], options.run.deadline);
   return reports;
 }
 

@@ -72,7 +72,7 @@ int validate(const Options& o) {
     }
   }
   options.property = o.property;
-  options.error_by_position = !o.html.empty();
+  options.error_by_position = !o.html.empty() || !o.json.empty();
 
   std::vector<Source> sources;
   if (o.kernels.empty()) sources.push_back({});
