@@ -74,6 +74,10 @@ int validate(const Options& o) {
   options.property = o.property;
   options.error_by_position = !o.html.empty() || !o.json.empty();
 
+  if (o.selftest && !o.kernels.empty()) {
+    fmt::print(stderr, "posenc validate: --selftest and --kernel exclude each other\n");
+    return 2;
+  }
   std::vector<Source> sources;
   if (o.kernels.empty()) sources.push_back({});
   for (const std::string& path : o.kernels) {
@@ -85,10 +89,6 @@ int validate(const Options& o) {
       fmt::print(stderr, "posenc validate: {}\n", e.what());
       return 2;
     }
-  }
-  if (o.selftest && !o.kernels.empty()) {
-    fmt::print(stderr, "posenc validate: --selftest and --kernel exclude each other\n");
-    return 2;
   }
   const auto start = std::chrono::steady_clock::now();
   if (o.time_budget)
