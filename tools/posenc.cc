@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -99,26 +101,41 @@ int validate(const Options& o) {
              o.time_budget ? fmt::format(", time budget {:g} s", *o.time_budget) : "",
              o.reproduce.empty() ? "" : ", replaying one case");
 
+  // One job per family with implementations to validate, so that a time budget is shared
+  // between families as harness::validate shares a family's between its properties.
   std::vector<ImplReport> reports;
+  std::vector<std::function<void(const ValidateOptions&)>> jobs;
   bool family_found = o.family.empty();
   for (const Source& source : sources) {
     for_each_family([&](auto tag) {
       using Call = typename decltype(tag)::type;
       if (!o.family.empty() && o.family != family_name(Call::kFamily)) return;
       family_found = true;
-      const auto all = source.candidates<Call>(o.selftest);
-      std::vector<const Impl<Call>*> impls;
-      for (const auto& impl : all)
-        if (o.impl.empty() || impl.name == o.impl) impls.push_back(&impl);
-      if (impls.empty()) return;
-      for (ImplReport& r : harness::validate(impls, options)) {
-        if (r.results.empty()) continue;  // --property names another family's property
-        fmt::print("{}\n", format_properties(r));
-        std::fflush(stdout);
-        r.source = source.kernel;
-        reports.push_back(std::move(r));
-      }
+      auto impls = std::make_shared<std::vector<Impl<Call>>>();
+      for (auto& impl : source.candidates<Call>(o.selftest))
+        if (o.impl.empty() || impl.name == o.impl) impls->push_back(std::move(impl));
+      if (impls->empty()) return;
+      jobs.push_back([&reports, impls, kernel = source.kernel](const ValidateOptions& share) {
+        std::vector<const Impl<Call>*> pointers;
+        for (const auto& impl : *impls) pointers.push_back(&impl);
+        for (ImplReport& r : harness::validate(pointers, share)) {
+          if (r.results.empty()) continue;  // --property names another family's property
+          fmt::print("{}\n", format_properties(r));
+          std::fflush(stdout);
+          r.source = kernel;
+          reports.push_back(std::move(r));
+        }
+      });
     });
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    ValidateOptions share = options;
+    if (share.run.deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      share.run.deadline = now + std::max(*share.run.deadline - now, decltype(now - now){}) /
+                                     static_cast<int64_t>(jobs.size() - j);
+    }
+    jobs[j](share);
   }
   if (!family_found) {
     fmt::print(stderr, "posenc validate: unknown family '{}'\n", o.family);
