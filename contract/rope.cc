@@ -14,6 +14,7 @@ const char* layout_name(RopeLayout layout) {
 }
 
 void RopeCall::validate() const {
+  check_threads(threads);
   check_view(q, "q", 3, {DType::f32});
   check_view(q_out, "q_out", 3, {DType::f32});
   check_view(positions, "positions", 1, {DType::i64, DType::i32});

@@ -41,6 +41,9 @@ uint64_t view_variants(std::initializer_list<const Tensor*> views);
 // Thread count of a call: 0 means POSENC_NUM_THREADS if set, else the hardware's concurrency.
 // Implementations must give bitwise-identical output for every thread count.
 int resolve_threads(int requested);
+// Every family's validate() checks its call's thread count: negative is bad input, rejected by
+// every implementation alike (the reference never resolves it).
+void check_threads(int threads);
 
 // One implementation of a family. The registry keeps one table of these per family, reference
 // first. `bound` is the implementation's stated accuracy in its family's tolerance unit (see the
