@@ -13,6 +13,14 @@
 // measured 2.0 against the correctly rounded exact value, 1.62 against the exact value). Targets
 // without FMA emulate it in double (a product of floats is exact there).
 //
+// Where that f32 arithmetic can disagree with the reference about overflow, it is not used: an
+// output of magnitude ≥ 2¹²⁷ or NaN is recomputed exactly as the reference does (ExactPairs). A
+// huge factor or input can overflow a coefficient or product (∞ − ∞ = NaN where the reference's
+// fp64 value is finite or ±∞), and near FLT_MAX the two roundings can differ about ±∞; any such
+// output is ≥ 2¹²⁷ or NaN here (finite products keep it within 2u of the exact value). Below
+// f = 2⁻¹²⁶ the f32 coefficients are subnormal or 0 (losing the 2u bound, and ∞·0 = NaN), so every
+// output is recomputed. The check is a few lane operations on values in registers.
+//
 // Tokens are split across threads; every element is computed the same way in every part, so the
 // output is bitwise identical for any thread count.
 #ifndef POSENC_OPTIMIZED_ROPE_SHARED
@@ -20,6 +28,7 @@
 #include <hwy/aligned_allocator.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -46,7 +55,20 @@ struct RopePlan {
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
   double factor;         // attention factor, on the fly
+  float exact_from;      // outputs this large (or NaN) are recomputed: see ExactPairs
   RopeHeads q, k;
+};
+
+// The reference's arithmetic for one element of pair i of a token (reference/rope.cc): the pair's
+// double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once. The coefficients
+// are the cache row's, or f·cos θ and ±f·sin θ of θ = p·ω by libm: the reference's bits wherever
+// its ω has them (none, linear, ntk, ...). Slow, and called for rare outputs only.
+struct ExactPairs {
+  const RopePlan* plan;
+  int64_t position;
+  const float *c, *s;  // the token's coefficients, s signed; read when cached
+
+  float element(int64_t i, float a, float b, bool first) const;
 };
 
 // Up to this many bytes of q and k, the rows are taken to sit in cache (a fraction of the L3).
@@ -114,21 +136,69 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
   }
 }
 
+// Whether an output of the pair vector (x, y) may need ExactPairs: |x| + |y| ≥ exact_from or NaN
+// whenever a lane of x or y is.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE bool MayBeInexact(D d, V x, V y, V exact_from) {
+  return !hn::AllTrue(d, hn::Lt(hn::Add(hn::Abs(x), hn::Abs(y)), exact_from));
+}
+
+// Outputs x' = rotated (a, b) of pairs i, i + 1, ... (a' lanes when `first`, else b' lanes), each
+// replaced by ExactPairs' value where it is ≥ exact_from or NaN; the same test on every path.
+template <class D, class V = hn::VFromD<D>>
+HWY_NOINLINE V ExactHalfSplit(D d, const ExactPairs& exact, int64_t i, V a, V b, V x, bool first) {
+  HWY_ALIGN float av[hn::MaxLanes(d)], bv[hn::MaxLanes(d)], xv[hn::MaxLanes(d)];
+  hn::Store(a, d, av);
+  hn::Store(b, d, bv);
+  hn::Store(x, d, xv);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) {
+    if (!(std::fabs(xv[l]) < exact.plan->exact_from)) {
+      xv[l] = exact.element(i + static_cast<int64_t>(l), av[l], bv[l], first);
+    }
+  }
+  return hn::Load(d, xv);
+}
+
 // One pair vector: a' = a·c − b·s, b' = b·c + a·s, each one FMA over one rounded product.
 template <class D, class V = hn::VFromD<D>>
 HWY_INLINE void RotatePair(D d, const float* a_in, const float* b_in, float* a_out, float* b_out,
-                           V c, V s) {
+                           V c, V s, V exact_from, const ExactPairs& exact, int64_t i) {
   const V a = hn::LoadU(d, a_in), b = hn::LoadU(d, b_in);
-  hn::StoreU(FusedMulSub(d, a, c, hn::Mul(b, s)), d, a_out);
-  hn::StoreU(FusedMulAdd(d, b, c, hn::Mul(a, s)), d, b_out);
+  V a2 = FusedMulSub(d, a, c, hn::Mul(b, s)), b2 = FusedMulAdd(d, b, c, hn::Mul(a, s));
+  if (HWY_UNLIKELY(MayBeInexact(d, a2, b2, exact_from))) {
+    a2 = ExactHalfSplit(d, exact, i, a, b, a2, true);
+    b2 = ExactHalfSplit(d, exact, i, a, b, b2, false);
+  }
+  hn::StoreU(a2, d, a_out);
+  hn::StoreU(b2, d, b_out);
+}
+
+// The interleaved vector x' = rotated x = (a0, b0, a1, b1, ...) of pairs j/2, j/2 + 1, ...: as
+// ExactHalfSplit.
+template <class D, class V = hn::VFromD<D>>
+HWY_NOINLINE V ExactInterleaved(D d, const ExactPairs& exact, int64_t j, V x, V x2) {
+  HWY_ALIGN float xv[hn::MaxLanes(d)], x2v[hn::MaxLanes(d)];
+  hn::Store(x, d, xv);
+  hn::Store(x2, d, x2v);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) {
+    const size_t pair = l & ~size_t{1};
+    if (!(std::fabs(x2v[l]) < exact.plan->exact_from)) {
+      x2v[l] = exact.element((j + static_cast<int64_t>(l)) / 2, xv[pair], xv[pair + 1], l == pair);
+    }
+  }
+  return hn::Load(d, x2v);
 }
 
 // One interleaved vector x = (a0, b0, a1, b1, ...) with c2 = (c0, c0, c1, c1, ...) and
 // s2 = (−s0, s0, −s1, s1, ...): x' = fma(x, c2, round(swap(x)·s2)), RotatePair's arithmetic.
+// j: the index of x's first element in the row.
 template <class D, class V = hn::VFromD<D>>
-HWY_INLINE void RotateInterleavedVector(D d, const float* in, float* out, V c2, V s2) {
+HWY_INLINE void RotateInterleavedVector(D d, const float* in, float* out, V c2, V s2, V exact_from,
+                                        const ExactPairs& exact, int64_t j) {
   const V x = hn::LoadU(d, in);
-  hn::StoreU(FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2)), d, out);
+  V x2 = FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2));
+  if (HWY_UNLIKELY(MayBeInexact(d, x2, x2, exact_from))) x2 = ExactInterleaved(d, exact, j, x, x2);
+  hn::StoreU(x2, d, out);
 }
 
 // Contiguous rows (unit stride along head_dim): `heads` rows at in + h·in_stride, written to
@@ -147,9 +217,10 @@ struct Rows {
 };
 
 template <class D>
-HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float* c,
-                                const float* s) {
+HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float* c, const float* s,
+                                const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto exact_from = hn::Set(d, exact.plan->exact_from);
   const int64_t full = half / N * N;
   // Locals, not rows' fields: stores through out could alias those, forcing reloads.
   const float* const in0 = rows.in;
@@ -163,7 +234,7 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
       for (int64_t h = 0; h < heads; ++h) {
         const float* in = row_in(h);
         float* out = row_out(h);
-        RotatePair(d, in + i, in + half + i, out + i, out + half + i, cv, sv);
+        RotatePair(d, in + i, in + half + i, out + i, out + half + i, cv, sv, exact_from, exact, i);
       }
     }
   } else {
@@ -172,7 +243,7 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
       float* out = row_out(h);
       for (int64_t i = 0; i < full; i += N) {
         RotatePair(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
-                   hn::LoadU(d, s + i));
+                   hn::LoadU(d, s + i), exact_from, exact, i);
       }
     }
   }
@@ -183,7 +254,7 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
     HWY_ALIGN float a[hn::MaxLanes(d)] = {}, b[hn::MaxLanes(d)] = {};
     std::memcpy(a, row_in(h) + full, rest);
     std::memcpy(b, row_in(h) + half + full, rest);
-    RotatePair(d, a, b, a, b, cv, sv);
+    RotatePair(d, a, b, a, b, cv, sv, exact_from, exact, full);
     std::memcpy(row_out(h) + full, a, rest);
     std::memcpy(row_out(h) + half + full, b, rest);
   }
@@ -191,15 +262,18 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
 
 template <class D>
 HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, const float* c2,
-                                  const float* s2) {
+                                  const float* s2, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const float exact_from = exact.plan->exact_from;
   if constexpr (hn::MaxLanes(D()) >= 2) {
     const int64_t full = rotary_dim / N * N;
     const float* const in0 = rows.in;  // locals: see RotateHalfSplit
     float* const out0 = rows.out;
     const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
-    const auto rotate = [=](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
-      RotateInterleavedVector(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv, sv);
+    const auto limit = hn::Set(d, exact_from);
+    const auto rotate = [=, &exact](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
+      RotateInterleavedVector(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv, sv, limit,
+                              exact, j);
     };
     if (rows.chunk_outer) {
       for (int64_t j = 0; j < full; j += N) {
@@ -218,7 +292,7 @@ HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, con
     for (int64_t h = 0; h < heads; ++h) {
       HWY_ALIGN float x[hn::MaxLanes(d)] = {};
       std::memcpy(x, in0 + h * in_stride + full, rest);
-      RotateInterleavedVector(d, x, x, cv, sv);
+      RotateInterleavedVector(d, x, x, cv, sv, limit, exact, full);
       std::memcpy(out0 + h * out_stride + full, x, rest);
     }
   } else {  // one lane (HWY_SCALAR): swap by hand
@@ -227,9 +301,13 @@ HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, con
       float* out = rows.out + h * rows.out_stride;
       for (int64_t j = 0; j < rotary_dim; j += 2) {
         const auto a = hn::Set(d, in[j]), b = hn::Set(d, in[j + 1]);
-        out[j] = hn::GetLane(FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j]))));
-        out[j + 1] = hn::GetLane(
+        const float a2 =
+            hn::GetLane(FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j]))));
+        const float b2 = hn::GetLane(
             FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1]))));
+        const float a_in = in[j], b_in = in[j + 1];  // in place, out[j] may be in[j]
+        out[j] = std::fabs(a2) < exact_from ? a2 : exact.element(j / 2, a_in, b_in, true);
+        out[j + 1] = std::fabs(b2) < exact_from ? b2 : exact.element(j / 2, a_in, b_in, false);
       }
     }
   }
@@ -248,11 +326,12 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   float* row = s2 + 2 * padded;  // one strided row's rotary dims, gathered
   // Lanes past half feed only discarded tail lanes, but must hold defined values.
   std::fill(c, c + 2 * padded, 0.0f);
+  ExactPairs exact{&plan, 0, c, s};  // position set per token
   const auto rotate = [&](const Rows& rows) {
     if (plan.interleaved) {
-      RotateInterleaved(d, rows, rot, c2, s2);
+      RotateInterleaved(d, rows, rot, c2, s2, exact);
     } else {
-      RotateHalfSplit(d, rows, plan.half, c, s);
+      RotateHalfSplit(d, rows, plan.half, c, s, exact);
     }
   };
   const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
@@ -288,11 +367,12 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   std::optional<AngleWalker<decltype(dd)>> walker;
   if (plan.angles) walker.emplace(dd, *plan.angles, walker_scratch.data());
   for (int64_t t = begin; t < end; ++t) {
+    exact.position = position(t);
     if (walker) {
       walker->At(t, position);
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
     } else {
-      CachedCoefficients(plan, position(t), c, s);
+      CachedCoefficients(plan, exact.position, c, s);
     }
     if (plan.interleaved) {
       for (int64_t i = 0; i < plan.half; i += N) {
@@ -315,6 +395,18 @@ HWY_AFTER_NAMESPACE();
 namespace posenc::optimized {
 
 using RopeTokensFn = decltype(HWY_STATIC_DISPATCH(RopeTokens));
+
+float ExactPairs::element(int64_t i, float a, float b, bool first) const {
+  double cs = c[i], sn = s[i];
+  if (plan->angles) {
+    const double omega = plan->angles->hi[i] + plan->angles->lo[i];  // exact
+    const double angle = static_cast<double>(position) * omega;
+    cs = plan->factor * std::cos(angle);
+    sn = plan->sin_sign * plan->factor * std::sin(angle);
+  }
+  const double x = a, y = b;
+  return static_cast<float>(first ? x * cs - y * sn : x * sn + y * cs);
+}
 
 namespace {
 
@@ -340,6 +432,7 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
                 .chunk_outer = false,
                 .angles = nullptr,
                 .factor = 1,
+                .exact_from = 0x1p127f,
                 .q = heads_of(call.q, call.q_out),
                 .k = call.k ? heads_of(*call.k, *call.k_out) : RopeHeads{}};
   // Measured in cache: about 0.07 ns per element rotated or copied, 0.2 ns per coefficient pair
@@ -352,6 +445,7 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   if (!call.cached()) {
     plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
     plan.factor = plan.angles->attention_factor;
+    if (plan.factor < 0x1p-126) plan.exact_from = 0;  // every output: see the top comment
   }
   parallel_for(tokens, parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
 }
