@@ -19,7 +19,11 @@
 // fp64 value is finite or ±∞), and near FLT_MAX the two roundings can differ about ±∞; any such
 // output is ≥ 2¹²⁷ or NaN here (finite products keep it within 2u of the exact value). Below
 // f = 2⁻¹²⁶ the f32 coefficients are subnormal or 0 (losing the 2u bound, and ∞·0 = NaN), so every
-// output is recomputed. The check is a few lane operations on values in registers.
+// output is recomputed. The check costs a few lane operations per vector (a quarter of the time
+// in cache), so it runs only where a token can overflow: f ≠ 1, an ω below 2⁻⁶⁰ (sin θ may round
+// to 0: ∞·0), or a cache row with an entry above 1 in magnitude. Otherwise no coefficient or
+// product overflows or vanishes where the reference's does not; only an output within 2u of the ±∞
+// rounding threshold may still round the other way.
 //
 // Tokens are split across threads; every element is computed the same way in every part, so the
 // output is bitwise identical for any thread count.
@@ -55,14 +59,16 @@ struct RopePlan {
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
   double factor;         // attention factor, on the fly
-  float exact_from;      // outputs this large (or NaN) are recomputed: see ExactPairs
+  bool guarded;          // on the fly, outputs are checked: see the top comment
+  float exact_from;      // outputs this large (or NaN) are recomputed when guarded: see ExactPairs
   RopeHeads q, k;
 };
 
 // The reference's arithmetic for one element of pair i of a token (reference/rope.cc): the pair's
 // double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once. The coefficients
 // are the cache row's, or f·cos θ and ±f·sin θ of θ = p·ω by libm: the reference's bits wherever
-// its ω has them (none, linear, ntk, ...). Slow, and called for rare outputs only.
+// its ω and f have them (none, linear, ntk, dynamic_ntk; the others agree within a few ulp). Slow,
+// and called for rare outputs only.
 struct ExactPairs {
   const RopePlan* plan;
   int64_t position;
@@ -136,6 +142,19 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
   }
 }
 
+// Whether |c[i]| > 1 or |s[i]| > 1 for some i < n (arrays padded to whole vectors).
+template <class D>
+HWY_INLINE bool AnyAboveOne(D d, const float* c, const float* s, int64_t n) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto one = hn::Set(d, 1.0f);
+  auto above = hn::Zero(d);
+  for (int64_t i = 0; i < n; i += N) {
+    above = hn::Or(above, hn::VecFromMask(d, hn::Gt(hn::Abs(hn::LoadU(d, c + i)), one)));
+    above = hn::Or(above, hn::VecFromMask(d, hn::Gt(hn::Abs(hn::LoadU(d, s + i)), one)));
+  }
+  return !hn::AllFalse(d, hn::MaskFromVec(above));
+}
+
 // Whether an output of the pair vector (x, y) may need ExactPairs: |x| + |y| ≥ exact_from or NaN
 // whenever a lane of x or y is.
 template <class D, class V = hn::VFromD<D>>
@@ -160,12 +179,12 @@ HWY_NOINLINE V ExactHalfSplit(D d, const ExactPairs& exact, int64_t i, V a, V b,
 }
 
 // One pair vector: a' = a·c − b·s, b' = b·c + a·s, each one FMA over one rounded product.
-template <class D, class V = hn::VFromD<D>>
+template <bool kGuarded, class D, class V = hn::VFromD<D>>
 HWY_INLINE void RotatePair(D d, const float* a_in, const float* b_in, float* a_out, float* b_out,
                            V c, V s, V exact_from, const ExactPairs& exact, int64_t i) {
   const V a = hn::LoadU(d, a_in), b = hn::LoadU(d, b_in);
   V a2 = FusedMulSub(d, a, c, hn::Mul(b, s)), b2 = FusedMulAdd(d, b, c, hn::Mul(a, s));
-  if (HWY_UNLIKELY(MayBeInexact(d, a2, b2, exact_from))) {
+  if (kGuarded && HWY_UNLIKELY(MayBeInexact(d, a2, b2, exact_from))) {
     a2 = ExactHalfSplit(d, exact, i, a, b, a2, true);
     b2 = ExactHalfSplit(d, exact, i, a, b, b2, false);
   }
@@ -192,12 +211,14 @@ HWY_NOINLINE V ExactInterleaved(D d, const ExactPairs& exact, int64_t j, V x, V 
 // One interleaved vector x = (a0, b0, a1, b1, ...) with c2 = (c0, c0, c1, c1, ...) and
 // s2 = (−s0, s0, −s1, s1, ...): x' = fma(x, c2, round(swap(x)·s2)), RotatePair's arithmetic.
 // j: the index of x's first element in the row.
-template <class D, class V = hn::VFromD<D>>
+template <bool kGuarded, class D, class V = hn::VFromD<D>>
 HWY_INLINE void RotateInterleavedVector(D d, const float* in, float* out, V c2, V s2, V exact_from,
                                         const ExactPairs& exact, int64_t j) {
   const V x = hn::LoadU(d, in);
   V x2 = FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2));
-  if (HWY_UNLIKELY(MayBeInexact(d, x2, x2, exact_from))) x2 = ExactInterleaved(d, exact, j, x, x2);
+  if (kGuarded && HWY_UNLIKELY(MayBeInexact(d, x2, x2, exact_from))) {
+    x2 = ExactInterleaved(d, exact, j, x, x2);
+  }
   hn::StoreU(x2, d, out);
 }
 
@@ -216,7 +237,7 @@ struct Rows {
   bool chunk_outer;
 };
 
-template <class D>
+template <bool kGuarded, class D>
 HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float* c, const float* s,
                                 const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -234,7 +255,8 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
       for (int64_t h = 0; h < heads; ++h) {
         const float* in = row_in(h);
         float* out = row_out(h);
-        RotatePair(d, in + i, in + half + i, out + i, out + half + i, cv, sv, exact_from, exact, i);
+        RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, cv, sv, exact_from,
+                             exact, i);
       }
     }
   } else {
@@ -242,8 +264,8 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
       const float* in = row_in(h);
       float* out = row_out(h);
       for (int64_t i = 0; i < full; i += N) {
-        RotatePair(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
-                   hn::LoadU(d, s + i), exact_from, exact, i);
+        RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
+                             hn::LoadU(d, s + i), exact_from, exact, i);
       }
     }
   }
@@ -254,13 +276,13 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
     HWY_ALIGN float a[hn::MaxLanes(d)] = {}, b[hn::MaxLanes(d)] = {};
     std::memcpy(a, row_in(h) + full, rest);
     std::memcpy(b, row_in(h) + half + full, rest);
-    RotatePair(d, a, b, a, b, cv, sv, exact_from, exact, full);
+    RotatePair<kGuarded>(d, a, b, a, b, cv, sv, exact_from, exact, full);
     std::memcpy(row_out(h) + full, a, rest);
     std::memcpy(row_out(h) + half + full, b, rest);
   }
 }
 
-template <class D>
+template <bool kGuarded, class D>
 HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, const float* c2,
                                   const float* s2, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -272,8 +294,8 @@ HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, con
     const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
     const auto limit = hn::Set(d, exact_from);
     const auto rotate = [=, &exact](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
-      RotateInterleavedVector(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv, sv, limit,
-                              exact, j);
+      RotateInterleavedVector<kGuarded>(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv,
+                                        sv, limit, exact, j);
     };
     if (rows.chunk_outer) {
       for (int64_t j = 0; j < full; j += N) {
@@ -292,7 +314,7 @@ HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, con
     for (int64_t h = 0; h < heads; ++h) {
       HWY_ALIGN float x[hn::MaxLanes(d)] = {};
       std::memcpy(x, in0 + h * in_stride + full, rest);
-      RotateInterleavedVector(d, x, x, cv, sv, limit, exact, full);
+      RotateInterleavedVector<kGuarded>(d, x, x, cv, sv, limit, exact, full);
       std::memcpy(out0 + h * out_stride + full, x, rest);
     }
   } else {  // one lane (HWY_SCALAR): swap by hand
@@ -306,8 +328,10 @@ HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, con
         const float b2 = hn::GetLane(
             FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1]))));
         const float a_in = in[j], b_in = in[j + 1];  // in place, out[j] may be in[j]
-        out[j] = std::fabs(a2) < exact_from ? a2 : exact.element(j / 2, a_in, b_in, true);
-        out[j + 1] = std::fabs(b2) < exact_from ? b2 : exact.element(j / 2, a_in, b_in, false);
+        const bool keep_a = !kGuarded || std::fabs(a2) < exact_from;
+        const bool keep_b = !kGuarded || std::fabs(b2) < exact_from;
+        out[j] = keep_a ? a2 : exact.element(j / 2, a_in, b_in, true);
+        out[j + 1] = keep_b ? b2 : exact.element(j / 2, a_in, b_in, false);
       }
     }
   }
@@ -327,11 +351,14 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   // Lanes past half feed only discarded tail lanes, but must hold defined values.
   std::fill(c, c + 2 * padded, 0.0f);
   ExactPairs exact{&plan, 0, c, s};  // position set per token
+  bool guarded = plan.guarded;       // set per token when cached
   const auto rotate = [&](const Rows& rows) {
     if (plan.interleaved) {
-      RotateInterleaved(d, rows, rot, c2, s2, exact);
+      guarded ? RotateInterleaved<true>(d, rows, rot, c2, s2, exact)
+              : RotateInterleaved<false>(d, rows, rot, c2, s2, exact);
     } else {
-      RotateHalfSplit(d, rows, plan.half, c, s, exact);
+      guarded ? RotateHalfSplit<true>(d, rows, plan.half, c, s, exact)
+              : RotateHalfSplit<false>(d, rows, plan.half, c, s, exact);
     }
   };
   const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
@@ -373,6 +400,7 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
     } else {
       CachedCoefficients(plan, exact.position, c, s);
+      guarded = AnyAboveOne(d, c, s, plan.half);
     }
     if (plan.interleaved) {
       for (int64_t i = 0; i < plan.half; i += N) {
@@ -432,6 +460,7 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
                 .chunk_outer = false,
                 .angles = nullptr,
                 .factor = 1,
+                .guarded = true,
                 .exact_from = 0x1p127f,
                 .q = heads_of(call.q, call.q_out),
                 .k = call.k ? heads_of(*call.k, *call.k_out) : RopeHeads{}};
@@ -446,6 +475,10 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
     plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
     plan.factor = plan.angles->attention_factor;
     if (plan.factor < 0x1p-126) plan.exact_from = 0;  // every output: see the top comment
+    bool tiny_omega = false;
+    for (int64_t i = 0; i < plan.angles->count; ++i)
+      tiny_omega = tiny_omega || plan.angles->hi[i] + plan.angles->lo[i] < 0x1p-60;
+    plan.guarded = plan.factor != 1 || tiny_omega;
   }
   parallel_for(tokens, parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
 }
