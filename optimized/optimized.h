@@ -39,6 +39,8 @@ std::vector<Impl<RopeCacheCall>> rope_cache();
 // of the exact value before its final rounding, so within 2 of the reference's rounded result.
 // Bound 2 (proof in rope.cc). The pass-through tail is copied bit for bit. f32 throughout: a
 // product of an input and a coefficient past FLT_MAX overflows (inputs near FLT_MAX with f > 1).
+// bf16 and f16 activations (f32 or bf16 caches): promoted, the same f32 arithmetic, rounded once
+// more to the output: within 1 ulp of the output dtype (kernel.h).
 std::vector<Impl<RopeCall>> rope();
 
 // softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
