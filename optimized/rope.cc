@@ -51,6 +51,7 @@ struct RopePlan {
   DType dtype;  // of q, k and their outputs
   int64_t half, rotary_dim, head_dim;
   bool interleaved;
+  bool native_bf16;      // the CPU converts f32 to bf16 itself (AVX512_BF16)
   float sin_sign;        // −1 for the inverse rotation
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
@@ -221,6 +222,31 @@ HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, hwy::float16_t* p) {
   StoreLow16(du, hn::Or(bits, hn::ShiftRight<16>(sign)), p);
 #endif
 }
+
+#if HWY_TARGET == HWY_AVX3_DL
+// bf16 elements stored by vcvtneps2bf16 (AVX512_BF16: nearest even, NaN kept quiet, in one
+// instruction). Highway 1.0.3 has no op for it and its AVX3_DL target does not enable the
+// extension, so it is inline assembly, run only when the CPU reports it (RopePlan::native_bf16).
+struct NativeBf16 {
+  uint16_t bits;
+};
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const NativeBf16* p) {
+  return LoadF32(d, reinterpret_cast<const hwy::bfloat16_t*>(p));
+}
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, NativeBf16* p) {
+  // The instruction treats subnormal inputs as zero: such vectors (rare) round by emulation.
+  const auto a = hn::Abs(v);
+  const auto subnormal = hn::And(hn::Lt(a, hn::Set(d, 0x1p-126f)), hn::Gt(a, hn::Zero(d)));
+  if (HWY_UNLIKELY(!hn::AllFalse(d, subnormal))) {
+    return StoreF32(d, v, reinterpret_cast<hwy::bfloat16_t*>(p));
+  }
+  __m256i bits;
+  asm("vcvtneps2bf16 %1, %0" : "=v"(bits) : "v"(v.raw));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
+}
+#endif
 
 // One pair vector: a' = a·c − b·s, b' = b·c + a·s, each one FMA over one rounded product.
 template <class D, class T, class V = hn::VFromD<D>>
@@ -419,6 +445,9 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
 void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   switch (plan.dtype) {
     case DType::bf16:
+#if HWY_TARGET == HWY_AVX3_DL
+      if (plan.native_bf16) return RopeTokensOf<NativeBf16>(plan, begin, end);
+#endif
       return RopeTokensOf<hwy::bfloat16_t>(plan, begin, end);
     case DType::f16:
       return RopeTokensOf<hwy::float16_t>(plan, begin, end);
@@ -439,6 +468,16 @@ using RopeTokensFn = decltype(HWY_STATIC_DISPATCH(RopeTokens));
 
 namespace {
 
+// Whether this CPU has AVX512_BF16 (asked once).
+bool cpu_has_avx512_bf16() {
+#if HWY_ARCH_X86 && (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+  static const bool has = __builtin_cpu_supports("avx512bf16");
+  return has;
+#else
+  return false;
+#endif
+}
+
 RopeHeads heads_of(const Tensor& in, const Tensor& out) {
   return {.in = in.data,
           .out = out.data,
@@ -457,6 +496,7 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
                 .rotary_dim = call.rotary_dim,
                 .head_dim = head_dim,
                 .interleaved = call.layout == RopeLayout::interleaved,
+                .native_bf16 = cpu_has_avx512_bf16(),
                 .sin_sign = call.inverse ? -1.0f : 1.0f,
                 .chunk_outer = false,
                 .angles = nullptr,
