@@ -32,6 +32,7 @@ std::vector<Impl<SinusoidalCall>> sinusoidal();
 std::vector<Impl<RopeFrequenciesCall>> rope_frequencies();
 
 // a·cos(p·ω), a·sin(p·ω) from exact angles and double sin/cos, rounded once to f32: bound 1 ulp(a).
+// A bf16 table is rounded once to bf16 from the same double values.
 std::vector<Impl<RopeCacheCall>> rope_cache();
 
 // Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
