@@ -5,10 +5,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(posenc_libraries posenc_contract posenc_reference posenc_registry posenc_harness posenc_plugin)
-if(TARGET posenc_optimized)
-  list(APPEND posenc_libraries posenc_optimized)
-endif()
+set(posenc_libraries posenc_contract posenc_reference posenc_optimized posenc_registry
+                     posenc_harness posenc_plugin)
 foreach(target ${posenc_libraries})
   string(REPLACE "posenc_" "" name ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <system_error>
+#include <utility>
 
 namespace posenc::plugin {
 
@@ -34,14 +36,20 @@ void write_all(int fd, const char* data, size_t size) {
   }
 }
 
-[[noreturn]] void child(const std::function<std::string()>& fn, int result_fd, int output_fd) {
-  setpgid(0, 0);                     // one group, so a timeout kills what fn started too
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // and nothing outlives a parent that was killed
-  const rlimit no_core{0, 0};        // a crash is expected here; skip the core dump
+// What every child does first: its own process group, so that a kill reaches whatever it
+// started; death with its parent; no core dump; no stdin; stdout and stderr into `output_fd`.
+void child_setup(int output_fd) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const rlimit no_core{0, 0};  // a crash is expected here; skip the core dump
   setrlimit(RLIMIT_CORE, &no_core);
   if (int null = open("/dev/null", O_RDONLY); null >= 0) dup2(null, STDIN_FILENO);
   dup2(output_fd, STDOUT_FILENO);
   dup2(output_fd, STDERR_FILENO);
+}
+
+// fn's result or exception as a message: tag, length, body.
+std::string message_of(const std::function<std::string()>& fn) {
   char tag = kResult;
   std::string body;
   try {
@@ -54,12 +62,17 @@ void write_all(int fd, const char* data, size_t size) {
     body = "an exception that is not a std::exception";
   }
   std::fflush(nullptr);
-  char header[kHeader];
-  header[0] = tag;
+  std::string message(kHeader, '\0');
+  message[0] = tag;
   const uint64_t size = body.size();
-  std::memcpy(header + 1, &size, sizeof size);
-  write_all(result_fd, header, kHeader);
-  write_all(result_fd, body.data(), body.size());
+  std::memcpy(message.data() + 1, &size, sizeof size);
+  return message + body;
+}
+
+[[noreturn]] void child(const std::function<std::string()>& fn, int result_fd, int output_fd) {
+  child_setup(output_fd);
+  const std::string message = message_of(fn);
+  write_all(result_fd, message.data(), message.size());
   _exit(0);  // no atexit handlers, no destructors: this is a copy of the parent
 }
 
@@ -117,6 +130,38 @@ struct Pipe {
     fd = -1;
   }
 };
+
+bool complete(const std::string& message) {
+  uint64_t size = 0;
+  if (message.size() >= kHeader) std::memcpy(&size, message.data() + 1, sizeof size);
+  return message.size() >= kHeader && message.size() - kHeader == size;
+}
+
+// A complete message's result or exception into `out`.
+void take(Isolated& out, const std::string& message) {
+  out.status = message[0] == kResult ? Isolated::Status::ok : Isolated::Status::threw;
+  (out.ok() ? out.result : out.error) = message.substr(kHeader);
+}
+
+// How a child that did not answer ended.
+std::string ended(int wait_status) {
+  return WIFSIGNALED(wait_status)
+             ? signal_text(WTERMSIG(wait_status))
+             : "exited with status " + std::to_string(WEXITSTATUS(wait_status)) +
+                   " before returning";
+}
+
+// Blocking reads of exactly n bytes; false at end of file.
+bool read_exact(int fd, char* data, size_t n) {
+  while (n > 0) {
+    const ssize_t got = ::read(fd, data, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    data += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -180,21 +225,136 @@ Isolated run_isolated(const std::function<std::string()>& fn,
   if (out.output.size() > kOutputTail) out.output.erase(0, out.output.size() - kOutputTail);
   kill(-pid, SIGKILL);  // whatever the child left running; its group id is not reused until then
 
-  uint64_t size = 0;
-  if (message.size() >= kHeader) std::memcpy(&size, message.data() + 1, sizeof size);
-  const bool complete = message.size() >= kHeader && message.size() - kHeader == size;
   if (timed_out) {
     out.status = Isolated::Status::timed_out;
     out.error = "timed out after " + seconds_text(timeout) + " (killed)";
-  } else if (complete) {
-    out.status = message[0] == kResult ? Isolated::Status::ok : Isolated::Status::threw;
-    (out.ok() ? out.result : out.error) = message.substr(kHeader);
+  } else if (complete(message)) {
+    take(out, message);
   } else {
     out.status = Isolated::Status::crashed;
-    out.error = WIFSIGNALED(wait_status)
-                    ? signal_text(WTERMSIG(wait_status))
-                    : "exited with status " + std::to_string(WEXITSTATUS(wait_status)) +
-                          " before returning";
+    out.error = ended(wait_status);
+  }
+  return out;
+}
+
+Worker::Worker(std::function<std::string(std::string_view)> serve) : serve_(std::move(serve)) {}
+
+Worker::~Worker() { stop(); }
+
+void Worker::start() {
+  int channel[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0)
+    throw std::system_error(errno, std::system_category(), "socketpair");
+  Pipe output;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(channel[0]);
+    close(channel[1]);
+    throw std::system_error(errno, std::system_category(), "fork");
+  }
+  if (pid == 0) {
+    child_setup(output.write);
+    // Fd 3 is the channel; nothing else of the parent's stays open (another worker's channel
+    // would keep that worker waiting for requests that never come).
+    if (channel[1] != 3) dup2(channel[1], 3);
+    syscall(SYS_close_range, 4u, ~0u, 0u);
+    for (;;) {
+      uint64_t size = 0;
+      if (!read_exact(3, reinterpret_cast<char*>(&size), sizeof size)) _exit(0);
+      std::string request(size, '\0');
+      if (!read_exact(3, request.data(), size)) _exit(0);
+      const std::string reply = message_of([&] { return serve_(request); });
+      write_all(3, reply.data(), reply.size());
+    }
+  }
+  setpgid(pid, pid);
+  close(channel[1]);
+  output.close_write();
+  pid_ = pid;
+  channel_ = channel[0];
+  output_ = output.read;
+  output.read = -1;  // ours now
+  for (int fd : {channel_, output_}) fcntl(fd, F_SETFL, O_NONBLOCK);
+  exit_fd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  ++started_;
+}
+
+void Worker::stop() {
+  if (pid_ < 0) return;
+  kill(-pid_, SIGKILL);  // its group too: what it started
+  if (!reaped_) {
+    kill(pid_, SIGKILL);
+    while (waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+    }
+  }
+  reaped_ = false;
+  for (int* fd : {&channel_, &output_, &exit_fd_})
+    if (*fd >= 0) close(std::exchange(*fd, -1));
+  pid_ = -1;
+}
+
+Isolated Worker::call(std::string_view request, std::chrono::duration<double> timeout) {
+  if (pid_ < 0) start();
+  Isolated out;
+  std::string stale;  // what the child printed between calls belongs to no call
+  drain(output_, stale);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
+  std::string framed(sizeof(uint64_t), '\0');
+  const uint64_t size = request.size();
+  std::memcpy(framed.data(), &size, sizeof size);
+  framed += request;
+  // Requests are small; a child that is gone makes send fail (no SIGPIPE) and shows in waitpid.
+  for (size_t sent = 0; sent < framed.size();) {
+    const ssize_t n = send(channel_, framed.data() + sent, framed.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      pollfd fd{channel_, POLLOUT, 0};
+      poll(&fd, 1, 5);
+    } else {
+      break;
+    }
+  }
+  std::string message;
+  bool timed_out = false, died = false;
+  for (;;) {
+    const bool open = drain(channel_, message);
+    drain(output_, out.output);
+    keep_tail(out.output);
+    if (complete(message)) break;
+    const pid_t r = waitpid(pid_, &wait_status_, WNOHANG);
+    if (!open || r == pid_) {
+      died = true;
+      if (r == pid_) reaped_ = true;
+      break;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[3];
+    nfds_t n = 0;
+    for (int fd : {channel_, output_, exit_fd_})
+      if (fd >= 0) fds[n++] = {fd, POLLIN, 0};
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    if (exit_fd_ < 0) wait = std::min<int64_t>(wait, 5);
+    poll(fds, n, static_cast<int>(wait));
+  }
+  if (timed_out || died) {
+    drain(output_, out.output);
+    stop();  // kills and reaps what is left; the next call starts another child
+  }
+  if (out.output.size() > kOutputTail) out.output.erase(0, out.output.size() - kOutputTail);
+  if (timed_out) {
+    out.status = Isolated::Status::timed_out;
+    out.error = "timed out after " + seconds_text(timeout) + " (killed)";
+  } else if (died) {
+    out.status = Isolated::Status::crashed;
+    out.error = ended(wait_status_);
+  } else {
+    take(out, message);
   }
   return out;
 }

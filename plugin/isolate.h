@@ -41,6 +41,31 @@ inline constexpr size_t kOutputTail = 4096;
 Isolated run_isolated(const std::function<std::string()>& fn,
                       std::chrono::duration<double> timeout);
 
+// A child process that serves requests one at a time for as long as it lives, so that a run of
+// many calls pays for one fork, not one per call. Each call gets what run_isolated gives: the
+// reply, or what happened instead (a crash, a hang past the timeout, an exception) with the
+// output the call produced. A child that crashed or hung is gone; the next call starts a fresh
+// one, forked from this process as it is then.
+class Worker {
+ public:
+  // `serve` runs in the child, once per request; what it returns is the reply. State it keeps
+  // (a library it opened on the first request) lives as long as the child.
+  explicit Worker(std::function<std::string(std::string_view request)> serve);
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker();  // kills the child
+
+  Isolated call(std::string_view request, std::chrono::duration<double> timeout);
+  int children_started() const { return started_; }
+
+ private:
+  void start();
+  void stop();  // kills and reaps the child; wait_status_ says how it ended
+  std::function<std::string(std::string_view)> serve_;
+  int pid_ = -1, channel_ = -1, output_ = -1, exit_fd_ = -1, wait_status_ = 0, started_ = 0;
+  bool reaped_ = false;
+};
+
 // The bytes of a structured result: fixed-size numbers and length-prefixed strings, read back in
 // the order they were written. Both ends are the same binary, so numbers travel as their bytes.
 class WireWriter {

@@ -172,3 +172,81 @@ TEST(Wire, RejectsATruncatedMessage) {
 
 }  // namespace
 }  // namespace posenc::plugin
+
+namespace posenc::plugin {
+namespace {
+
+using namespace std::chrono_literals;
+using Status = Isolated::Status;
+
+// A worker whose requests say what to do: "echo x", "crash", "hang", "throw", "exit", "count".
+Worker test_worker() {
+  return Worker([calls = 0](std::string_view request) mutable -> std::string {
+    ++calls;
+    if (request == "crash") raise(SIGSEGV);
+    if (request == "hang")
+      for (;;) pause();
+    if (request == "throw") throw std::runtime_error("bad request");
+    if (request == "exit") std::exit(3);
+    if (request == "print") std::printf("printed by the call\n");
+    if (request == "count") return std::to_string(calls);
+    return "echo " + std::string(request);
+  });
+}
+
+TEST(Worker, ServesManyRequestsWithOneChild) {
+  Worker worker = test_worker();
+  for (int i = 0; i < 50; ++i) {
+    const Isolated r = worker.call(std::to_string(i), 10s);
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.result, "echo " + std::to_string(i));
+  }
+  EXPECT_EQ(worker.call("count", 10s).result, "51");  // the child's own state, kept across calls
+  EXPECT_EQ(worker.children_started(), 1);
+}
+
+TEST(Worker, ACrashIsReportedAndTheNextCallGetsAFreshChild) {
+  Worker worker = test_worker();
+  EXPECT_TRUE(worker.call("a", 10s).ok());
+  expect_killed_by(worker.call("crash", 10s), "SIGSEGV");
+  const Isolated after = worker.call("count", 10s);
+  ASSERT_TRUE(after.ok()) << after.describe();
+  EXPECT_EQ(after.result, "1");
+  EXPECT_EQ(worker.children_started(), 2);
+}
+
+TEST(Worker, AHangIsKilledAtTheTimeout) {
+  Worker worker = test_worker();
+  const auto start = std::chrono::steady_clock::now();
+  const Isolated r = worker.call("hang", 0.2s);
+  EXPECT_EQ(r.status, Status::timed_out) << r.describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(worker.call("b", 10s).result, "echo b");
+}
+
+TEST(Worker, AnExceptionIsReportedAndTheChildCarriesOn) {
+  Worker worker = test_worker();
+  const Isolated r = worker.call("throw", 10s);
+  EXPECT_EQ(r.status, Status::threw);
+  EXPECT_EQ(r.error, "bad request");
+  EXPECT_EQ(worker.call("count", 10s).result, "2");
+  EXPECT_EQ(worker.children_started(), 1);
+}
+
+TEST(Worker, AnExitIsACrashWithItsStatus) {
+  Worker worker = test_worker();
+  const Isolated r = worker.call("exit", 10s);
+  EXPECT_EQ(r.status, Status::crashed);
+  EXPECT_EQ(r.error, "exited with status 3 before returning");
+}
+
+TEST(Worker, EachCallGetsItsOwnOutput) {
+  Worker worker = test_worker();
+  const Isolated printed = worker.call("print", 10s);
+  ASSERT_TRUE(printed.ok()) << printed.describe();
+  EXPECT_EQ(printed.output, "printed by the call\n");
+  EXPECT_EQ(worker.call("quiet", 10s).output, "");
+}
+
+}  // namespace
+}  // namespace posenc::plugin

@@ -1,6 +1,7 @@
 #include "plugin/loader.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <cerrno>
 #include <climits>
@@ -9,7 +10,9 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "plugin/isolate.h"
@@ -95,13 +98,58 @@ DLDataType dlpack_dtype(DType dtype) {
   return {kDLOpaqueHandle, 0, 0};
 }
 
-// The DLTensors of one call. Each view is registered with the mirror; map() mirrors them all and
-// then fills in the DLTensors, whose addresses the argument struct already holds.
+// Small objects of one call (the argument struct, its DLTensors, their shapes and strides, the
+// scaling factors) in pages of shared memory, where the worker reads them at the same addresses.
+class Block {
+ public:
+  explicit Block(SharedMemory& memory) : memory_(memory) {}
+
+  template <class T>
+  T* put(const T& value) {
+    return new (allocate(sizeof(T), alignof(T))) T(value);
+  }
+  // A copy of n elements; null for none, as an empty vector's data may be.
+  template <class T>
+  const T* copy(const T* data, size_t n) {
+    if (n == 0) return nullptr;
+    T* to = static_cast<T*>(allocate(sizeof(T) * n, alignof(T)));
+    std::copy(data, data + n, to);
+    return to;
+  }
+  const std::vector<std::pair<uint8_t*, size_t>>& chunks() const { return chunks_; }
+
+ private:
+  void* allocate(size_t bytes, size_t align) {
+    size_t at = (used_ + align - 1) / align * align;
+    if (chunks_.empty() || at + bytes > chunks_.back().second) {
+      const size_t size = std::max<size_t>(size_t{64} << 10, bytes);
+      uint8_t* chunk = memory_.allocate(size);
+      if (chunk == nullptr)
+        throw KernelFailure("the call's tensors do not fit in " +
+                            std::to_string(memory_.size() >> 20) + " MiB of shared memory");
+      chunks_.emplace_back(chunk, size);
+      at = 0;
+    }
+    used_ = at + bytes;
+    return chunks_.back().first + at;
+  }
+
+  SharedMemory& memory_;
+  std::vector<std::pair<uint8_t*, size_t>> chunks_;
+  size_t used_ = 0;
+};
+
+// The DLTensors of one call, in the block. Each view is registered with the mirror; map() mirrors
+// them all and then fills in the DLTensors, whose addresses the argument struct already holds.
 class Tensors {
  public:
+  Tensors(SharedMemory& memory, Block& block) : mirror_(&memory), block_(block) {}
+
   const DLTensor* operator()(const char* name, Tensor& view) {
     mirror_.add(name, view);
-    return &entries_.emplace_back(&view, DLTensor{}).second;
+    DLTensor* dl = block_.put(DLTensor{});
+    entries_.emplace_back(&view, dl);
+    return dl;
   }
   const DLTensor* operator()(const char* name, std::optional<Tensor>& view) {
     return view ? (*this)(name, *view) : nullptr;
@@ -109,23 +157,27 @@ class Tensors {
   void map() {
     mirror_.map();
     for (auto& [view, dl] : entries_) {
-      dl = {.data = view->data,
-            .device = {kDLCPU, 0},
-            .ndim = view->rank,
-            .dtype = dlpack_dtype(view->dtype),
-            .shape = view->shape.data(),
-            .strides = view->strides.data(),
-            .byte_offset = 0};
+      // All kMaxRank entries, whatever the rank says: a bad-input rank stays readable.
+      *dl = {
+          .data = view->data,
+          .device = {kDLCPU, 0},
+          .ndim = view->rank,
+          .dtype = dlpack_dtype(view->dtype),
+          .shape = const_cast<int64_t*>(block_.copy(view->shape.data(), view->shape.size())),
+          .strides = const_cast<int64_t*>(block_.copy(view->strides.data(), view->strides.size())),
+          .byte_offset = 0};
     }
   }
   Mirror& mirror() { return mirror_; }
+  Block& block() { return block_; }
 
  private:
   Mirror mirror_;
-  std::deque<std::pair<Tensor*, DLTensor>> entries_;  // stable addresses
+  Block& block_;
+  std::vector<std::pair<Tensor*, DLTensor*>> entries_;
 };
 
-posenc_rope_scaling c_scaling(const RopeScaling& s) {
+posenc_rope_scaling c_scaling(const RopeScaling& s, Block& block) {
   return {.kind = static_cast<int32_t>(s.kind),
           .factor = s.factor,
           .alpha = s.alpha,
@@ -139,9 +191,9 @@ posenc_rope_scaling c_scaling(const RopeScaling& s) {
           .truncate = s.truncate,
           .low_freq_factor = s.low_freq_factor,
           .high_freq_factor = s.high_freq_factor,
-          .short_factor = s.short_factor.data(),
+          .short_factor = block.copy(s.short_factor.data(), s.short_factor.size()),
           .short_factor_size = static_cast<int64_t>(s.short_factor.size()),
-          .long_factor = s.long_factor.data(),
+          .long_factor = block.copy(s.long_factor.data(), s.long_factor.size()),
           .long_factor_size = static_cast<int64_t>(s.long_factor.size()),
           .attention_factor = s.attention_factor};
 }
@@ -176,7 +228,7 @@ posenc_sinusoidal_args c_args(SinusoidalCall& c, Tensors& t) {
 posenc_rope_frequencies_args c_args(RopeFrequenciesCall& c, Tensors& t) {
   return {.rotary_dim = c.rotary_dim,
           .base = c.base,
-          .scaling = c_scaling(c.scaling),
+          .scaling = c_scaling(c.scaling, t.block()),
           .inv_freq = t("inv_freq", c.inv_freq),
           .attention_factor = t("attention_factor", c.attention_factor),
           .threads = c.threads};
@@ -184,7 +236,7 @@ posenc_rope_frequencies_args c_args(RopeFrequenciesCall& c, Tensors& t) {
 posenc_rope_cache_args c_args(RopeCacheCall& c, Tensors& t) {
   return {.rotary_dim = c.rotary_dim,
           .base = c.base,
-          .scaling = c_scaling(c.scaling),
+          .scaling = c_scaling(c.scaling, t.block()),
           .cos = t("cos", c.cos),
           .sin = t("sin", c.sin),
           .threads = c.threads};
@@ -199,7 +251,7 @@ posenc_rope_args c_args(RopeCall& c, Tensors& t) {
           .layout = static_cast<int32_t>(c.layout),
           .inverse = c.inverse,
           .base = c.base,
-          .scaling = c_scaling(c.scaling),
+          .scaling = c_scaling(c.scaling, t.block()),
           .cos = t("cos", c.cos),
           .sin = t("sin", c.sin),
           .threads = c.threads};
@@ -225,29 +277,27 @@ posenc_t5_args c_args(T5Call& c, Tensors& t) {
           .threads = c.threads};
 }
 
-int invoke(const posenc_kernel& k, const posenc_attention_args& a, posenc_error* e) {
-  return k.run.attention(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_absolute_args& a, posenc_error* e) {
-  return k.run.absolute(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_sinusoidal_args& a, posenc_error* e) {
-  return k.run.sinusoidal(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_rope_frequencies_args& a, posenc_error* e) {
-  return k.run.rope_frequencies(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_rope_cache_args& a, posenc_error* e) {
-  return k.run.rope_cache(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_rope_args& a, posenc_error* e) {
-  return k.run.rope(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_alibi_args& a, posenc_error* e) {
-  return k.run.alibi(&a, e);
-}
-int invoke(const posenc_kernel& k, const posenc_t5_args& a, posenc_error* e) {
-  return k.run.t5(&a, e);
+// Runs kernel k on the argument struct of its family at `args`.
+int invoke(const posenc_kernel& k, const void* args, posenc_error* e) {
+  switch (k.family) {
+    case POSENC_FAMILY_ATTENTION:
+      return k.run.attention(static_cast<const posenc_attention_args*>(args), e);
+    case POSENC_FAMILY_ABSOLUTE:
+      return k.run.absolute(static_cast<const posenc_absolute_args*>(args), e);
+    case POSENC_FAMILY_SINUSOIDAL:
+      return k.run.sinusoidal(static_cast<const posenc_sinusoidal_args*>(args), e);
+    case POSENC_FAMILY_ROPE_FREQUENCIES:
+      return k.run.rope_frequencies(static_cast<const posenc_rope_frequencies_args*>(args), e);
+    case POSENC_FAMILY_ROPE_CACHE:
+      return k.run.rope_cache(static_cast<const posenc_rope_cache_args*>(args), e);
+    case POSENC_FAMILY_ROPE:
+      return k.run.rope(static_cast<const posenc_rope_args*>(args), e);
+    case POSENC_FAMILY_ALIBI:
+      return k.run.alibi(static_cast<const posenc_alibi_args*>(args), e);
+    case POSENC_FAMILY_T5:
+      return k.run.t5(static_cast<const posenc_t5_args*>(args), e);
+  }
+  throw LoadError("family " + std::to_string(k.family) + " is not a posenc family");
 }
 
 bool has_function(const posenc_kernel& k) {
@@ -351,31 +401,93 @@ std::string join(const std::vector<std::string>& parts) {
   return text;
 }
 
+// One library's kernels run here: a persistent child (Worker) that opens the library once, and
+// the shared memory their calls' tensors and arguments are mirrored into. Outside a call the
+// child keeps all of that memory inaccessible; a call opens exactly its own pages.
+class Host {
+ public:
+  explicit Host(const std::string& path)
+      : worker_(
+            [path, base = memory_.base(), size = memory_.size(),
+             table = static_cast<const posenc_plugin*>(nullptr)](std::string_view request) mutable {
+              return serve(path, base, size, table, request);
+            }) {}
+
+  std::mutex& mutex() { return mutex_; }
+  SharedMemory& memory() { return memory_; }
+  Isolated call(uint32_t index, const std::string& kernel, const void* args,
+                const std::vector<std::pair<uint8_t*, size_t>>& writable,
+                const std::vector<std::pair<uint8_t*, size_t>>& readable,
+                std::chrono::duration<double> timeout) {
+    WireWriter request;
+    request.put(index)
+        .put(kernel)
+        .put(offset(args))
+        .put<uint64_t>(writable.size() + readable.size());
+    for (const auto& [pages, size] : writable)
+      request.put(offset(pages)).put(size).put(PROT_READ | PROT_WRITE);
+    for (const auto& [pages, size] : readable) request.put(offset(pages)).put(size).put(PROT_READ);
+    return worker_.call(request.take(), timeout);
+  }
+
+ private:
+  uint64_t offset(const void* at) const {
+    return static_cast<uint64_t>(static_cast<const uint8_t*>(at) - memory_.base());
+  }
+
+  // The child's side of one call: open the library the first time, open the call's pages, run
+  // the kernel, close the pages again; the reply is the code and the error fields.
+  static std::string serve(const std::string& path, uint8_t* base, size_t size,
+                           const posenc_plugin*& table, std::string_view request) {
+    if (table == nullptr) {
+      mprotect(base, size, PROT_NONE);
+      table = &open_table(path);
+    }
+    WireReader in(request);
+    const auto index = in.get<uint32_t>();
+    const std::string kernel = in.get_string();
+    const auto args = in.get<uint64_t>();
+    std::vector<std::tuple<uint64_t, uint64_t, int>> pages(in.get<uint64_t>());
+    for (auto& [at, length, protection] : pages) {
+      at = in.get<uint64_t>();
+      length = in.get<uint64_t>();
+      protection = in.get<int>();
+    }
+    if (index >= table->count || kernel_name(table->kernels[index]) != kernel)
+      throw LoadError("the library's table changed since it was loaded");
+    for (const auto& [at, length, protection] : pages) mprotect(base + at, length, protection);
+    posenc_error error{};
+    const int code = invoke(table->kernels[index], base + args, &error);
+    for (const auto& [at, length, protection] : pages) mprotect(base + at, length, PROT_NONE);
+    auto text = [](const char* field, size_t n) {
+      return std::string_view(field, strnlen(field, n));
+    };
+    return WireWriter()
+        .put(code)
+        .put(text(error.argument, sizeof error.argument))
+        .put(text(error.value, sizeof error.value))
+        .put(text(error.message, sizeof error.message))
+        .take();
+  }
+
+  SharedMemory memory_;  // before worker_: the child must inherit it
+  Worker worker_;
+  std::mutex mutex_;
+};
+
 template <class Call>
-void run_kernel(const Source& source, const Call& call) {
+void run_kernel(const Source& source, Host& host, const Call& call) {
+  std::lock_guard lock(host.mutex());
+  host.memory().reset();
   Call copy = call;
-  Tensors tensors;
+  Block block(host.memory());
+  Tensors tensors(host.memory(), block);
   const auto args = c_args(copy, tensors);
   tensors.map();
-  const Isolated isolated = run_isolated(
-      [&] {
-        const posenc_plugin& table = open_table(source.path);
-        if (source.index >= table.count ||
-            kernel_name(table.kernels[source.index]) != source.kernel)
-          throw LoadError("the library's table changed since it was loaded");
-        posenc_error error{};
-        const int code = invoke(table.kernels[source.index], args, &error);
-        auto text = [](const char* field, size_t size) {
-          return std::string_view(field, strnlen(field, size));
-        };
-        return WireWriter()
-            .put(code)
-            .put(text(error.argument, sizeof error.argument))
-            .put(text(error.value, sizeof error.value))
-            .put(text(error.message, sizeof error.message))
-            .take();
-      },
-      source.timeout);
+  const auto* shared_args = block.put(args);
+  const Isolated isolated =
+      host.call(source.index, source.kernel, shared_args, tensors.mirror().accessible(),
+                block.chunks(), source.timeout);
   // Copy back first, even after a crash: the caller's guard bytes then show what it wrote.
   const auto stray = tensors.mirror().copy_back();
   switch (isolated.status) {
@@ -402,13 +514,13 @@ void run_kernel(const Source& source, const Call& call) {
 }
 
 template <class Call>
-void add_kernel(std::vector<Impl<Call>>& to, Source source, uint32_t flags, uint64_t variants,
-                double bound) {
+void add_kernel(std::vector<Impl<Call>>& to, Source source, const std::shared_ptr<Host>& host,
+                uint32_t flags, uint64_t variants, double bound) {
   auto shared = std::make_shared<const Source>(std::move(source));
   to.push_back({.name = shared->impl,
                 .variants = variants,
                 .bound = bound,
-                .run = [shared](const Call& call) { run_kernel(*shared, call); },
+                .run = [shared, host](const Call& call) { run_kernel(*shared, *host, call); },
                 .unavailable = nullptr,
                 .threaded = (flags & POSENC_KERNEL_THREADED) != 0});
 }
@@ -434,6 +546,7 @@ Plugin load(const std::string& path, const Options& options) {
                     " while loading: " + probe.describe());
   WireReader table(probe.result);
   const auto count = table.get<uint32_t>();
+  const auto host = std::make_shared<Host>(plugin.path_);  // one child for all its kernels
   for (uint32_t i = 0; i < count; ++i) {
     Source source{.path = plugin.path_, .kernel = table.get_string(), .index = i};
     source.timeout = options.timeout;
@@ -447,7 +560,7 @@ Plugin load(const std::string& path, const Options& options) {
           auto add = [&](auto& list) {
             using Call = typename CallOf<std::decay_t<decltype(list)>>::type;
             if (static_cast<uint32_t>(Call::kFamily) == family)
-              add_kernel(list, source, flags, variants, bound);
+              add_kernel(list, source, host, flags, variants, bound);
           };
           (add(lists), ...);
         },

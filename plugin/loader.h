@@ -1,10 +1,12 @@
 // The plugin loader: reads a kernel library's table (include/posenc/plugin.h) and turns each kernel
 // into a registry entry, Impl<Call>, that the harness runs like any built-in implementation.
 //
-// The library's code never runs in this process. load() reads the table in a child process, and
-// every call of a kernel runs in a fresh child (run_isolated) on mirrored tensors (Mirror): a
-// crash, a hang, an exit or a write outside the tensors becomes a KernelFailure thrown from
-// Impl::run, bad input the kernel rejects becomes posenc::Error, and the caller carries on.
+// The library's code never runs in this process. load() reads the table in a child process; the
+// calls of a library's kernels run in one persistent child of its own (Worker), on tensors
+// mirrored into shared memory between poisoned bytes and guard pages (Mirror). A crash, a hang,
+// an exit or a write outside the tensors becomes a KernelFailure thrown from Impl::run (and the
+// next call gets a fresh child), bad input the kernel rejects becomes posenc::Error, and the
+// caller carries on.
 #pragma once
 
 #include <chrono>

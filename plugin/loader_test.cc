@@ -122,6 +122,16 @@ TEST_F(Faulty, AHangIsAFailure) {
   EXPECT_EQ(failure("hang"), "sinusoidal/hang hung: timed out after 1 s (killed)");
 }
 
+// The kernels share one worker child; one that dies takes only its own call with it.
+TEST_F(Faulty, TheNextCallAfterACrashOrAHangRunsInAFreshChild) {
+  for (const char* fatal : {"segfault", "hang", "exits"}) {
+    failure(fatal);
+    std::fill_n(call_.out.as<float>(), 3 * 4, 0.0f);
+    kernel("writes_out").run(call_);
+    EXPECT_EQ(call_.out.as<float>()[2 * 4 + 3], 2003.0f) << "after " << fatal;
+  }
+}
+
 TEST_F(Faulty, AnAbortIsAFailureWithItsOutput) {
   const std::string f = failure("aborts");
   EXPECT_NE(f.find("sinusoidal/aborts crashed: "), std::string::npos) << f;

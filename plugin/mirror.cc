@@ -71,9 +71,44 @@ std::string names(const std::vector<std::string>& all) {
 
 }  // namespace
 
+SharedMemory::SharedMemory(size_t reserve) {
+  // Untouched pages cost nothing; the size only bounds one call's tensors.
+  for (size_t size = reserve; size >= (size_t{64} << 20); size /= 2) {
+    void* m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m != MAP_FAILED) {
+      base_ = static_cast<uint8_t*>(m);
+      size_ = size;
+      return;
+    }
+  }
+}
+
+SharedMemory::~SharedMemory() {
+  if (base_) munmap(base_, size_);
+}
+
+uint8_t* SharedMemory::allocate(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  bytes = (bytes + page - 1) / page * page;
+  if (base_ == nullptr || bytes > size_ - used_) return nullptr;
+  uint8_t* at = base_ + used_;
+  used_ += bytes;
+  return at;
+}
+
 Mirror::~Mirror() {
+  if (memory_) return;  // its memory's to reuse
   for (Region& r : regions_)
     if (r.mapping) munmap(r.mapping, r.mapping_size);
+}
+
+std::vector<std::pair<uint8_t*, size_t>> Mirror::accessible() const {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<std::pair<uint8_t*, size_t>> pages;
+  for (const Region& r : regions_)
+    if (r.mapping && !r.views.empty()) pages.emplace_back(r.mapping + page, r.accessible);
+  return pages;
 }
 
 void Mirror::add(std::string name, Tensor& view) { views_.push_back({std::move(name), &view}); }
@@ -111,15 +146,18 @@ void Mirror::map() {
     const size_t head = kSlack + r.lo % kAlignment;
     r.accessible = (head + size + kSlack + page - 1) / page * page;
     r.mapping_size = r.accessible + 2 * page;
-    void* m =
-        mmap(nullptr, r.mapping_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* m = memory_ ? memory_->allocate(r.mapping_size)
+                      : mmap(nullptr, r.mapping_size, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     std::string problem;
-    if (m == MAP_FAILED) {
+    if (m == MAP_FAILED || m == nullptr) {
       problem = "no memory for its mirror";
     } else {
       r.mapping = static_cast<uint8_t*>(m);
-      mprotect(r.mapping, page, PROT_NONE);
-      mprotect(r.mapping + page + r.accessible, page, PROT_NONE);
+      if (!memory_) {
+        mprotect(r.mapping, page, PROT_NONE);
+        mprotect(r.mapping + page + r.accessible, page, PROT_NONE);
+      }
       r.bytes = r.mapping + page + head;
       std::memset(r.mapping + page, kPoison, head);
       std::memset(r.bytes + size, kPoison, r.accessible - head - size);

@@ -8,15 +8,39 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posenc/tensor.h"
 
 namespace posenc::plugin {
 
+// Memory shared with every child forked after it was made: one large reservation, of which only
+// the pages written take memory. A persistent child (Worker) sees the mirrors of calls made long
+// after it started at the same addresses. Allocations are whole pages and last until reset().
+class SharedMemory {
+ public:
+  explicit SharedMemory(size_t reserve = size_t{16} << 30);  // less if the system refuses
+  SharedMemory(const SharedMemory&) = delete;
+  SharedMemory& operator=(const SharedMemory&) = delete;
+  ~SharedMemory();
+
+  uint8_t* allocate(size_t bytes);  // page-aligned, whole pages; null when full
+  void reset() { used_ = 0; }
+  uint8_t* base() const { return base_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t size_ = 0, used_ = 0;
+};
+
 class Mirror {
  public:
   Mirror() = default;
+  // Regions in `memory` rather than in mappings of their own. Their guard pages are then not
+  // protected here: the child that runs the kernel protects everything but accessible().
+  explicit Mirror(SharedMemory* memory) : memory_(memory) {}
   Mirror(const Mirror&) = delete;
   Mirror& operator=(const Mirror&) = delete;
   ~Mirror();
@@ -37,6 +61,9 @@ class Mirror {
   // "name (reason)" of each view left pointing at its own memory.
   const std::vector<std::string>& unmirrored() const { return unmirrored_; }
 
+  // The pages a kernel may touch, slack included: [first, first + size) per region.
+  std::vector<std::pair<uint8_t*, size_t>> accessible() const;
+
   static constexpr uint8_t kPoison = 0x5A;
   static constexpr size_t kSlack = 64;  // least poisoned bytes on each side of a region
 
@@ -55,6 +82,7 @@ class Mirror {
     size_t accessible = 0;              // slack + bytes + slack, starting one page into the mapping
     std::unique_ptr<uint8_t[]> before;  // the bytes as copied in
   };
+  SharedMemory* memory_ = nullptr;
   std::vector<View> views_;
   std::vector<Region> regions_;
   std::vector<std::string> unmirrored_;

@@ -4,7 +4,9 @@
 // `posenc validate --html` charts it against the implementation's bound.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,16 +27,21 @@ Problem<SinusoidalCall> band_problem(const Impl<SinusoidalCall>& impl, int64_t l
 Problem<RopeCall> band_problem(const Impl<RopeCall>& impl, int64_t lo, int64_t hi);
 
 // The bands from [0, 1] up to [2^23, 2^24]; empty for a family without positions, or when `impl`
-// supports no problem of the shapes tried.
+// supports no problem of the shapes tried. Stops early past `deadline`, and after a band whose
+// call threw (a crash or a hang would only repeat in every band, each costing its time limit).
 template <class Call>
-std::vector<PositionBand> error_by_position(const Impl<Call>& impl) {
+std::vector<PositionBand> error_by_position(
+    const Impl<Call>& impl,
+    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
   std::vector<PositionBand> bands;
   if constexpr (requires { band_problem(impl, 0, 1); }) {
     for (int64_t lo = 0, hi = 1; hi <= kMaxPosition; lo = hi, hi *= 2) {
+      if (deadline && std::chrono::steady_clock::now() >= *deadline) break;
       const Problem<Call> problem = band_problem(impl, lo, hi);
       if (problem.label.empty()) return {};
       const Outcome o = differential(impl, problem);
       bands.push_back({lo, hi, o.comparison.worst, o.ok, o.failure});
+      if (o.failure.starts_with("threw: ")) break;
     }
   }
   return bands;

@@ -7,6 +7,7 @@
 
 #include <rapidcheck.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -37,12 +38,16 @@ class CaseLog {
  public:
   void begin(size_t implementations);
   void record(size_t impl, Verdict verdict);
+  // This case was not run (the time budget ran out): it neither counts nor fails.
+  void skip() { skipped_ = true; }
+  bool skipped() const { return skipped_; }
   // Throws RapidCheck's failure, naming each failed implementation, when any verdict failed.
   void finish(const std::vector<std::string>& names) const;
   const std::vector<std::optional<Verdict>>& verdicts() const { return verdicts_; }
 
  private:
   std::vector<std::optional<Verdict>> verdicts_;
+  bool skipped_ = false;
 };
 
 // One generated case, seen by a property's body.
@@ -51,36 +56,55 @@ class Case {
  public:
   Case(const std::vector<const Impl<Call>*>& impls, const std::vector<std::string>& names,
        CaseLog& log)
-      : impls_(impls), names_(names), log_(log) {
+      : names_(names), log_(log) {
     log_.begin(impls.size());
+    for (const Impl<Call>* impl : impls) impls_.push_back(declared_only(*impl));
   }
 
   // Runs check(impl) → Verdict for every implementation under test, then fails the case if any
-  // verdict failed. An exception from check is that implementation's failure.
+  // verdict failed. An exception from check is that implementation's failure. An implementation
+  // that is handed a call needing a variant it does not declare sits this case out: a property
+  // may run several calls per case (a cached and an on-the-fly one, both layouts, …).
   template <class Check>
   void each(Check&& check) {
-    for (size_t i = 0; i < impls_.size(); ++i) log_.record(i, guarded(check, *impls_[i]));
+    for (size_t i = 0; i < impls_.size(); ++i)
+      if (auto verdict = guarded(check, impls_[i])) log_.record(i, std::move(*verdict));
     log_.finish(names_);
   }
   // The same, for the implementations that declare every variant `call` needs.
   template <class Check>
   void each(const Call& call, Check&& check) {
     for (size_t i = 0; i < impls_.size(); ++i)
-      if (supports(*impls_[i], call)) log_.record(i, guarded(check, *impls_[i]));
+      if (supports(impls_[i], call))
+        if (auto verdict = guarded(check, impls_[i])) log_.record(i, std::move(*verdict));
     log_.finish(names_);
   }
 
  private:
+  struct Unsupported {};
+
+  // `impl`, whose run refuses (throws Unsupported for) a call needing an undeclared variant.
+  static Impl<Call> declared_only(const Impl<Call>& impl) {
+    Impl<Call> copy = impl;
+    copy.run = [run = impl.run, variants = impl.variants](const Call& call) {
+      if (call.required_variants() & ~variants) throw Unsupported{};
+      run(call);
+    };
+    return copy;
+  }
+
   template <class Check>
-  static Verdict guarded(Check& check, const Impl<Call>& impl) {
+  static std::optional<Verdict> guarded(Check& check, const Impl<Call>& impl) {
     try {
       return check(impl);
+    } catch (const Unsupported&) {
+      return std::nullopt;
     } catch (const std::exception& e) {
       return Verdict::fail(std::string("threw: ") + e.what());
     }
   }
 
-  const std::vector<const Impl<Call>*>& impls_;
+  std::vector<Impl<Call>> impls_;
   const std::vector<std::string>& names_;
   CaseLog& log_;
 };
@@ -109,6 +133,9 @@ struct RunOptions {
   std::string reproduce;  // a reproduce value printed by a failure: replays that one case
   bool shrink = true;
   std::string profile = "ci";
+  // Past this instant no further case runs: generation stops short of `cases` and shrinking stops
+  // at the smallest counterexample found so far (the result says which). None by default.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 
   // CI profile by default; POSENC_PROFILE=nightly runs 20× the cases from a random seed. RC_PARAMS
   // (RapidCheck's own variable) may set seed=, max_success= and reproduce=.
@@ -133,6 +160,8 @@ struct PropertyResult {
   std::string failure;          // why: the minimal counterexample and the failed check
   std::string reproduce;  // replays the failure: RC_PARAMS="reproduce=…" or --reproduce '…'
   std::string note;       // why skipped
+  std::string cut;        // what the time budget cut short, if anything
+  std::string replay;     // a one-line command that replays `reproduce`, set by the caller
   uint64_t seed = 0;
   std::vector<ClassShare> classes;
   double seconds = 0;

@@ -21,7 +21,10 @@ Verdict Verdict::of(const Comparison& c, const std::string& what) {
   return v;
 }
 
-void CaseLog::begin(size_t implementations) { verdicts_.assign(implementations, std::nullopt); }
+void CaseLog::begin(size_t implementations) {
+  verdicts_.assign(implementations, std::nullopt);
+  skipped_ = false;
+}
 
 void CaseLog::record(size_t impl, Verdict verdict) { verdicts_[impl] = std::move(verdict); }
 
@@ -81,15 +84,29 @@ struct Pass {
   std::vector<std::optional<Verdict>> minimal;              // the shrunk case's verdicts
   std::string message, counterexample, reproduce, trouble;  // trouble: the run itself broke
   int64_t cases = 0;
+  int64_t cut = 0;  // cases not run because the deadline had passed
   std::map<std::string, int64_t> tags;
+  // The smallest failing case run so far, as it ran. RapidCheck runs the final counterexample once
+  // more to describe it; once the deadline has passed that run is skipped, and these stand in.
+  struct Failing {
+    std::string message, counterexample;
+    std::vector<std::optional<Verdict>> verdicts;
+  };
+  std::optional<Failing> smallest;
 };
+
+std::string describe_example(const rcd::Example& example) {
+  std::string text;
+  for (const auto& [type, value] : example) text += fmt::format("  {}\n", value);
+  return text;
+}
 
 class Listener : public rcd::TestListener {
  public:
   Listener(Pass& pass, const CaseLog& log) : pass_(pass), log_(log) {}
 
   void onTestCaseFinished(const rcd::CaseDescription& d) override {
-    if (d.result.type == rcd::CaseResult::Type::Discard) return;
+    if (d.result.type == rcd::CaseResult::Type::Discard || log_.skipped()) return;
     ++pass_.cases;
     for (const auto& tag : d.tags) ++pass_.tags[strip_quotes(tag)];
     const auto& verdicts = log_.verdicts();
@@ -100,13 +117,22 @@ class Listener : public rcd::TestListener {
       t.worst = std::max(t.worst, verdicts[i]->worst);
       t.bound = std::max(t.bound, verdicts[i]->bound);
     }
-    if (d.result.type == rcd::CaseResult::Type::Failure && pass_.first_failure.empty())
-      pass_.first_failure = verdicts;
+    if (d.result.type == rcd::CaseResult::Type::Failure) {
+      if (pass_.first_failure.empty()) pass_.first_failure = verdicts;
+      remember(d);
+    }
   }
-  void onShrinkTried(const rcd::CaseDescription&, bool) override {}
+  void onShrinkTried(const rcd::CaseDescription& d, bool accepted) override {
+    if (accepted && !log_.skipped()) remember(d);
+  }
   void onTestFinished(const rcd::TestMetadata&, const rcd::TestResult&) override {}
 
  private:
+  void remember(const rcd::CaseDescription& d) {
+    pass_.smallest = Pass::Failing{d.result.description,
+                                   d.example ? describe_example(d.example()) : "", log_.verdicts()};
+  }
+
   Pass& pass_;
   const CaseLog& log_;
 };
@@ -117,7 +143,15 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
   pass.tallies.resize(active.size());
   CaseLog log;
   bool replayed = false;
+  // A replay runs its one case whatever the time.
+  const bool budgeted = options.deadline && options.reproduce.empty();
   auto property = rcd::toProperty([&] {
+    if (budgeted && std::chrono::steady_clock::now() >= *options.deadline) {
+      log.begin(active.size());
+      log.skip();
+      ++pass.cut;
+      return;
+    }
     replayed = true;
     body(active, log);
   });
@@ -153,10 +187,14 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
     const auto& f = result.get<rcd::FailureResult>();
     pass.outcome = Pass::Outcome::failed;
     pass.message = f.description;
-    for (const auto& [type, value] : f.counterExample)
-      pass.counterexample += fmt::format("  {}\n", value);
+    pass.counterexample = describe_example(f.counterExample);
     pass.reproduce = encode(id, f.reproduce);
-    pass.minimal = log.verdicts();  // the last case run is the smallest failing one
+    pass.minimal = log.verdicts();         // the last case run is the smallest failing one
+    if (log.skipped() && pass.smallest) {  // that last run was skipped: past the deadline
+      pass.message = pass.smallest->message;
+      pass.counterexample = pass.smallest->counterexample;
+      pass.minimal = pass.smallest->verdicts;
+    }
     if (pass.first_failure.empty()) pass.first_failure = pass.minimal;
   } else if (result.is<rcd::GaveUpResult>()) {
     pass.outcome = Pass::Outcome::broken;
@@ -257,6 +295,14 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
   for (size_t i = 0; i < impls.size(); ++i)
     results[i] = {property, statement, impls[i], Status::passed};
   for (auto& r : results) r.seed = options.seed;
+  if (options.deadline && options.reproduce.empty() &&
+      std::chrono::steady_clock::now() >= *options.deadline) {
+    for (auto& r : results) {
+      r.status = Status::skipped;
+      r.note = "not run: the time budget ran out before it started";
+    }
+    return results;
+  }
 
   auto fill = [&](PropertyResult& r, const Pass& pass, size_t k) {
     r.cases = pass.tallies[k].cases;
@@ -270,6 +316,8 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     r.failure = fmt::format("{}\nminimal counterexample:\n{}{}", statement, pass.counterexample,
                             v && !v->ok ? r.impl + ": " + v->detail : pass.message);
     r.reproduce = pass.reproduce;
+    if (pass.cut > 0)
+      r.cut = "the time budget stopped its shrinking: a smaller counterexample may exist";
   };
 
   // Run every pending implementation on the same cases; whoever fails is re-run alone to shrink
@@ -289,16 +337,29 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     }
     if (pass.outcome == Pass::Outcome::passed) {
       const auto classes = shares(pass, minimum);
-      const std::string thin = options.reproduce.empty() ? below_minimum(classes, pass.cases) : "";
+      // A run cut short saw mostly small cases (RapidCheck's sizes grow with the case count).
+      const std::string thin =
+          options.reproduce.empty() && pass.cut == 0 ? below_minimum(classes, pass.cases) : "";
       for (size_t k = 0; k < pending.size(); ++k) {
         PropertyResult& r = results[pending[k]];
         fill(r, pass, k);
         r.classes = classes;
-        if (r.cases == 0) {
+        if (pass.cut > 0)
+          r.cut = fmt::format("the time budget stopped it after {} of {} cases", pass.cases,
+                              options.cases);
+        if (r.cases == 0 && !options.reproduce.empty()) {
           r.status = Status::failed;
-          r.failure = options.reproduce.empty()
-                          ? "no case ran: it supports none of the generated variants"
-                          : "no case ran: the reproduce value replays another property";
+          r.failure = "no case ran: the reproduce value replays another property";
+        } else if (r.cases == 0) {
+          // Not a pass: nothing was checked. (The GoogleTest suites fail a registered
+          // implementation that no case reached; a plugin may declare narrow variants.)
+          r.status = Status::skipped;
+          r.note = pass.cut > 0 && pass.cases == 0
+                       ? "not run: the time budget ran out"
+                       : fmt::format(
+                             "no case ran: none of the {} generated cases uses only "
+                             "variants it declares",
+                             pass.cases);
         } else if (!thin.empty()) {
           r.status = Status::failed;
           r.failure = thin;
@@ -322,6 +383,9 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
       const Pass single = run_pass(property, body, {pending[k]}, options, true);
       if (single.outcome == Pass::Outcome::failed) {
         fail(results[pending[k]], single, 0);
+      } else if (single.cut > 0) {  // out of time before it got there again: not shrunk
+        fail(results[pending[k]], pass, k);
+        results[pending[k]].cut = "the time budget left no time to shrink its counterexample";
       } else {  // nondeterministic: failed with the others, passed alone
         fail(results[pending[k]], pass, k);
         results[pending[k]].failure += "\n(the failure did not repeat when run alone)";

@@ -33,6 +33,30 @@ std::string ImplReport::verdict() const {
   return "no property ran";
 }
 
+namespace {
+bool budget_skipped(const PropertyResult& r) {
+  return r.status == PropertyResult::Status::skipped &&
+         r.note.starts_with("not run: the time budget");
+}
+}  // namespace
+
+bool cut_short(const std::vector<ImplReport>& reports) {
+  for (const auto& report : reports)
+    for (const auto& r : report.results)
+      if (!r.cut.empty() || budget_skipped(r)) return true;
+  return false;
+}
+
+std::string cut_summary(const std::vector<ImplReport>& reports) {
+  int stopped = 0, not_run = 0;
+  for (const auto& report : reports)
+    for (const auto& r : report.results) {
+      stopped += !r.cut.empty();
+      not_run += budget_skipped(r);
+    }
+  return fmt::format("{} property runs stopped early, {} not run", stopped, not_run);
+}
+
 std::string format_properties(const ImplReport& report) {
   std::string s = fmt::format("{} ({})\n", report.impl, report.family);
   for (const auto& r : report.results) {
@@ -44,6 +68,7 @@ std::string format_properties(const ImplReport& report) {
     const std::string error = r.status == PropertyResult::Status::skipped
                                   ? "-"
                                   : fmt::format("{:.3g} / {:.3g}", r.worst, r.bound);
+    if (!r.cut.empty()) verdict += " (" + r.cut + ")";
     s += fmt::format("  {:<40} {:>6} {:>18}  {}\n", r.property, cases, error, verdict);
   }
   return s;

@@ -4,16 +4,22 @@
 // and ship the reports back.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "properties/error_by_position.h"
 #include "properties/property.h"
 
 namespace posenc::harness {
 
 struct ImplReport {
   std::string family, impl;
+  std::string source;                   // the plugin library it came from; "" for built-ins
+  double bound = 0;                     // the implementation's stated bound
   std::vector<PropertyResult> results;  // one per property run, in the family's order
+  std::vector<PositionBand> bands;      // worst error against position, when charted
 
   int count(PropertyResult::Status status) const;
   int64_t cases() const;  // summed over properties
@@ -27,15 +33,16 @@ struct ImplReport {
 struct ValidateOptions {
   RunOptions run;
   std::string property;  // only this property: "rope.pair_norm" or "pair_norm"
+  // Also measure worst error against position (error_by_position.h) for the report's charts.
+  bool error_by_position = false;
 };
 
+// The properties of Call's family that `options` selects.
 template <class Call>
-std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
-                                 const ValidateOptions& options) {
-  std::vector<ImplReport> reports;
-  for (const auto* impl : impls) reports.push_back({family_name(Call::kFamily), impl->name, {}});
+std::vector<Property<Call>> selected_properties(const ValidateOptions& options) {
   const auto replayed = options.run.replayed();
-  for (const Property<Call>& property : properties<Call>()) {
+  std::vector<Property<Call>> selected;
+  for (Property<Call>& property : properties<Call>()) {
     const std::string short_name = property.name.substr(property.name.find('.') + 1);
     if (!options.property.empty() && options.property != property.name &&
         options.property != short_name)
@@ -43,11 +50,41 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
     if (!options.run.reproduce.empty() &&
         std::find(replayed.begin(), replayed.end(), property.name) == replayed.end())
       continue;
-    auto results = check(property, impls, options.run);
+    selected.push_back(std::move(property));
+  }
+  return selected;
+}
+
+// Runs the selected properties over `impls`. Under a deadline, each property gets an equal share
+// of the time left (what one leaves over goes to the next), so that every property runs some
+// cases.
+template <class Call>
+std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
+                                 const ValidateOptions& options) {
+  std::vector<ImplReport> reports;
+  for (const auto* impl : impls)
+    reports.push_back({family_name(Call::kFamily), impl->name, "", impl->bound, {}, {}});
+  const auto selected = selected_properties<Call>(options);
+  for (size_t p = 0; p < selected.size(); ++p) {
+    RunOptions run = options.run;
+    if (run.deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      run.deadline = now + std::max(*run.deadline - now, decltype(now - now){}) /
+                               static_cast<int64_t>(selected.size() - p);
+    }
+    auto results = check(selected[p], impls, run);
     for (size_t i = 0; i < impls.size(); ++i) reports[i].results.push_back(std::move(results[i]));
   }
+  if (options.error_by_position && options.run.reproduce.empty())
+    for (size_t i = 0; i < impls.size(); ++i)
+      if (impls[i]->unavailable_reason().empty() && impls[i]->name != reference_impl<Call>().name)
+        reports[i].bands = error_by_position(*impls[i], options.run.deadline);
   return reports;
 }
+
+// Whether a deadline cut any property short, and how ("3 properties stopped early, 2 not run").
+bool cut_short(const std::vector<ImplReport>& reports);
+std::string cut_summary(const std::vector<ImplReport>& reports);
 
 // Per-property lines for one implementation.
 std::string format_properties(const ImplReport& report);

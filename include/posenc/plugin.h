@@ -25,8 +25,8 @@
  *    "scaling.factor") and return POSENC_INVALID_ARGUMENT. posenc_reject() below does both.
  *  - A kernel must be deterministic: bitwise-identical output for equal inputs and for every
  *    `threads` value (0 means the kernel's own default).
- *  - A kernel may be called from any thread of a fresh process; it must not rely on state left by
- *    an earlier call.
+ *  - A kernel may be called from any thread, many times in one process or in a fresh one; it must
+ *    not rely on state left by an earlier call.
  */
 #ifndef POSENC_PLUGIN_H_
 #define POSENC_PLUGIN_H_

@@ -1,0 +1,78 @@
+#include "properties/check.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace posenc::check {
+
+bool Result::passed() const {
+  return !report.failed() && report.count(harness::PropertyResult::Status::passed) > 0;
+}
+
+std::string Result::text() const {
+  std::string s = harness::format_properties(report);
+  for (const auto& r : report.results)
+    if (r.failed())
+      s += "\n" +
+           harness::failure_report(r,
+                                   "posenc::check::Options::reproduce = \"" + r.reproduce + "\"") +
+           "\n";
+  if (harness::cut_short({report}))
+    s += "\nthe time budget cut the run short: " + harness::cut_summary({report}) + "\n";
+  return s;
+}
+
+template <class Call>
+Result run(std::function<void(const Call&)> kernel, const Options& options) {
+  const Impl<Call> impl{.name = std::string(family_name(Call::kFamily)) + "/" + options.name,
+                        .variants = options.variants,
+                        .bound = options.bound,
+                        .run = std::move(kernel),
+                        .unavailable = nullptr,
+                        .threaded = options.threaded};
+  harness::ValidateOptions validate;
+  validate.run = options.run;
+  validate.run.reproduce = options.reproduce;
+  validate.property = options.property;
+  if (options.time_budget)
+    validate.run.deadline = std::chrono::steady_clock::now() +
+                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(*options.time_budget));
+  auto reports = harness::validate<Call>({&impl}, validate);
+  return {std::move(reports.front())};
+}
+
+template Result run(std::function<void(const AttentionCall&)>, const Options&);
+template Result run(std::function<void(const AbsoluteCall&)>, const Options&);
+template Result run(std::function<void(const SinusoidalCall&)>, const Options&);
+template Result run(std::function<void(const RopeFrequenciesCall&)>, const Options&);
+template Result run(std::function<void(const RopeCacheCall&)>, const Options&);
+template Result run(std::function<void(const RopeCall&)>, const Options&);
+template Result run(std::function<void(const AlibiCall&)>, const Options&);
+template Result run(std::function<void(const T5Call&)>, const Options&);
+
+Result attention(std::function<void(const AttentionCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result absolute(std::function<void(const AbsoluteCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result sinusoidal(std::function<void(const SinusoidalCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result rope_frequencies(std::function<void(const RopeFrequenciesCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result rope_cache(std::function<void(const RopeCacheCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result rope(std::function<void(const RopeCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result alibi(std::function<void(const AlibiCall&)> k, const Options& o) {
+  return run(std::move(k), o);
+}
+Result t5(std::function<void(const T5Call&)> k, const Options& o) { return run(std::move(k), o); }
+
+}  // namespace posenc::check
