@@ -236,15 +236,17 @@ HWY_INLINE hn::VFromD<D> LoadF32(D d, const NativeBf16* p) {
 }
 template <class D>
 HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, NativeBf16* p) {
-  // The instruction treats subnormal inputs as zero: such vectors (rare) round by emulation.
-  const auto a = hn::Abs(v);
-  const auto subnormal = hn::And(hn::Lt(a, hn::Set(d, 0x1p-126f)), hn::Gt(a, hn::Zero(d)));
-  if (HWY_UNLIKELY(!hn::AllFalse(d, subnormal))) {
-    return StoreF32(d, v, reinterpret_cast<hwy::bfloat16_t*>(p));
+  // The instruction treats subnormal inputs as zero: such vectors (rare; vfpclassps class 0x20)
+  // round by emulation.
+  if constexpr (hn::MaxLanes(D()) == 16) {
+    if (HWY_LIKELY(_mm512_fpclass_ps_mask(v.raw, 0x20) == 0)) {
+      __m256i bits;
+      asm("vcvtneps2bf16 %1, %0" : "=v"(bits) : "v"(v.raw));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
+      return;
+    }
   }
-  __m256i bits;
-  asm("vcvtneps2bf16 %1, %0" : "=v"(bits) : "v"(v.raw));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
+  StoreF32(d, v, reinterpret_cast<hwy::bfloat16_t*>(p));
 }
 #endif
 
