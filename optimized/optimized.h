@@ -20,11 +20,13 @@
 
 namespace posenc::optimized {
 
-// out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise).
+// out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise). bf16 and f16:
+// the reference's double add rounded once (scalar), bitwise too.
 std::vector<Impl<AbsoluteCall>> absolute();
 
 // Angles exact in double (split frequencies), sin/cos in double, x added in double, rounded once:
-// bound 1 ulp_f32(1 + |x|).
+// bound 1 ulp_f32(1 + |x|). bf16 and f16 outputs: the same double sums rounded once (scalar), held
+// to 1 ulp of the output dtype (kernel.h).
 std::vector<Impl<SinusoidalCall>> sinusoidal();
 
 // Scalar double, the formulas of rope_frequencies.h written independently of the reference: a
