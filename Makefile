@@ -43,7 +43,12 @@ test-release: release
 test-asan: asan
 	ctest --preset asan -j $(JOBS) -L unit
 
-test: test-release test-asan
+# libFuzzer: replay every corpus, fuzz each target briefly from a fixed seed, self-check, and
+# build one target with the ClusterFuzzLite script (label fuzz, about 5 minutes).
+test-fuzz: fuzz
+	ctest --preset fuzz -j $(JOBS) -L fuzz
+
+test: test-release test-asan test-fuzz
 
 # Every benchmark, then the markdown table (README's Benchmarks section). Narrow it with e.g.
 # BENCH_FLAGS=--benchmark_filter=rope/.

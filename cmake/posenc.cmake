@@ -17,7 +17,11 @@ function(posenc_sources var)
 endfunction()
 
 # posenc_tests(LABEL <label> LIBS <libs...>): one GoogleTest binary per *_test.cc here.
+# The fuzz build (POSENC_FUZZ) skips them: it runs the fuzz label only.
 function(posenc_tests)
+  if(POSENC_FUZZ)
+    return()
+  endif()
   cmake_parse_arguments(ARG "" "LABEL" "LIBS" ${ARGN})
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
   get_filename_component(layer ${CMAKE_CURRENT_SOURCE_DIR} NAME)

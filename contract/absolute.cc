@@ -5,6 +5,7 @@
 namespace posenc {
 
 void AbsoluteCall::validate() const {
+  check_threads(threads);
   check_view(x, "x", 2, {DType::f32, DType::bf16, DType::f16});
   check_view(table, "table", 2, {DType::f32, DType::bf16, DType::f16});
   check_view(positions, "positions", 1, {DType::i64, DType::i32});

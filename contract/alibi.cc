@@ -7,6 +7,7 @@
 namespace posenc {
 
 void AlibiCall::validate() const {
+  check_threads(threads);
   POSENC_REQUIRE(n_heads >= 1, "n_heads", n_heads, "must be >= 1");
   POSENC_REQUIRE(std::isfinite(max_bias) && max_bias > 0, "max_bias", max_bias,
                  "must be finite and > 0");

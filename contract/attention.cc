@@ -7,6 +7,7 @@
 namespace posenc {
 
 void AttentionCall::validate() const {
+  check_threads(threads);
   check_view(q, "q", 3, {DType::f32, DType::bf16, DType::f16});
   check_view(k, "k", 3, {DType::f32, DType::bf16, DType::f16});
   check_view(v, "v", 3, {DType::f32, DType::bf16, DType::f16});

@@ -56,4 +56,8 @@ int resolve_threads(int requested) {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
+void check_threads(int threads) {
+  require(threads >= 0, "threads", threads, "must be >= 0 (0 picks the default)");
+}
+
 }  // namespace posenc

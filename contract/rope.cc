@@ -14,6 +14,7 @@ const char* layout_name(RopeLayout layout) {
 }
 
 void RopeCall::validate() const {
+  check_threads(threads);
   check_view(q, "q", 3, {DType::f32, DType::bf16, DType::f16});
   check_view(q_out, "q_out", 3, {DType::f32, DType::bf16, DType::f16});
   check_same_dtype(q_out, "q_out", q, "q");

@@ -5,6 +5,7 @@
 namespace posenc {
 
 void RopeCacheCall::validate() const {
+  check_threads(threads);
   scaling.validate(rotary_dim, base);
   check_view(cos, "cos", 2, {DType::f32, DType::bf16});
   check_view(sin, "sin", 2, {DType::f32, DType::bf16});

@@ -36,14 +36,21 @@ void require_positive(double value, std::string_view name) {
                  "must be finite and > 0");
 }
 
+// A factor that divides the frequencies: with base >= 1 every ω stays <= 8 rad per position, so
+// angles p·ω stay below 2²⁷, where the fp64 oracle's angle error (about p·ω·2⁻⁵³) is a fraction of
+// an f32 ulp and no ω overflows a double.
+constexpr double kMinDivisor = 0.125;
+
+void require_divisor(double value, std::string_view name) {
+  POSENC_REQUIRE(std::isfinite(value) && value >= kMinDivisor, std::string(name), value,
+                 "must be finite and >= 1/8: frequencies stay <= 8 rad per position");
+}
+
 void require_factors(const std::vector<double>& factors, std::string_view name, int64_t half) {
   POSENC_REQUIRE(static_cast<int64_t>(factors.size()) == half, std::string(name) + ".size",
                  factors.size(), "must be rotary_dim/2 = " + std::to_string(half));
-  for (size_t i = 0; i < factors.size(); ++i) {
-    POSENC_REQUIRE(std::isfinite(factors[i]) && factors[i] > 0,
-                   std::string(name) + "[" + std::to_string(i) + "]", factors[i],
-                   "must be finite and > 0");
-  }
+  for (size_t i = 0; i < factors.size(); ++i)
+    require_divisor(factors[i], std::string(name) + "[" + std::to_string(i) + "]");
 }
 
 }  // namespace
@@ -51,7 +58,8 @@ void require_factors(const std::vector<double>& factors, std::string_view name, 
 void RopeScaling::validate(int64_t rotary_dim, double base) const {
   POSENC_REQUIRE(rotary_dim >= 2 && rotary_dim % 2 == 0, "rotary_dim", rotary_dim,
                  "must be even and >= 2");
-  require_positive(base, "base");
+  POSENC_REQUIRE(std::isfinite(base) && base >= 1, "base", base,
+                 "must be finite and >= 1: frequencies base^(-2i/d) stay <= 1");
   POSENC_REQUIRE(
       std::isnan(attention_factor) || (std::isfinite(attention_factor) && attention_factor > 0),
       "scaling.attention_factor", attention_factor, "must be finite and > 0, or NaN (derived)");
@@ -59,10 +67,10 @@ void RopeScaling::validate(int64_t rotary_dim, double base) const {
     case RopeScalingKind::none:
       return;
     case RopeScalingKind::linear:
-      require_positive(factor, "scaling.factor");
+      require_divisor(factor, "scaling.factor");
       return;
     case RopeScalingKind::ntk:
-      require_positive(alpha, "scaling.alpha");
+      require_divisor(alpha, "scaling.alpha");
       POSENC_REQUIRE(rotary_dim > 2, "rotary_dim", rotary_dim,
                      "ntk needs > 2: base scales by d/(d-2)");
       return;
@@ -74,7 +82,7 @@ void RopeScaling::validate(int64_t rotary_dim, double base) const {
       POSENC_REQUIRE(seq_len >= 0, "scaling.seq_len", seq_len, "must be >= 0");
       return;
     case RopeScalingKind::yarn:
-      require_positive(factor, "scaling.factor");
+      require_divisor(factor, "scaling.factor");
       POSENC_REQUIRE(base != 1.0, "base", base, "yarn divides by ln(base)");
       POSENC_REQUIRE(original_max_position >= 1, "scaling.original_max_position",
                      original_max_position, "must be >= 1");
@@ -87,7 +95,7 @@ void RopeScaling::validate(int64_t rotary_dim, double base) const {
                      mscale_all_dim, "must be finite and >= 0 (0: unset)");
       return;
     case RopeScalingKind::llama3:
-      require_positive(factor, "scaling.factor");
+      require_divisor(factor, "scaling.factor");
       POSENC_REQUIRE(original_max_position >= 1, "scaling.original_max_position",
                      original_max_position, "must be >= 1");
       require_positive(low_freq_factor, "scaling.low_freq_factor");
@@ -152,6 +160,7 @@ std::string RopeScaling::describe() const {
 }
 
 void RopeFrequenciesCall::validate() const {
+  check_threads(threads);
   scaling.validate(rotary_dim, base);
   check_view(inv_freq, "inv_freq", 1, {DType::f64});
   check_dim(inv_freq, "inv_freq", 0, rotary_dim / 2);

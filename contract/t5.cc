@@ -5,6 +5,7 @@
 namespace posenc {
 
 void T5Call::validate() const {
+  check_threads(threads);
   const int64_t min_buckets = bidirectional ? 4 : 2;
   POSENC_REQUIRE(n_buckets >= min_buckets, "n_buckets", n_buckets,
                  "must be >= " + std::to_string(min_buckets) +

@@ -49,7 +49,8 @@ bool Tensor::contiguous() const {
   int64_t expected = 1;
   for (int d = rank - 1; d >= 0; --d) {
     if (shape[d] != 1 && strides[d] != expected) return false;
-    expected *= shape[d];
+    // Asked before validation too (required_variants): a size past int64 is no stride's value.
+    if (__builtin_mul_overflow(expected, shape[d], &expected)) return false;
   }
   return true;
 }

@@ -25,6 +25,13 @@ TEST(Tensor, ContiguousViewHasRowMajorStrides) {
   EXPECT_EQ(view(nullptr, DType::f32, {3, 4}, {5, 1}).describe(), "f32[3, 4] strides [5, 1]");
 }
 
+// required_variants() asks before validation, so a corrupted shape must not overflow (fuzz).
+TEST(Tensor, ContiguousOfAnOverflowingViewIsFalse) {
+  const int64_t huge = (int64_t{1} << 62) + 3;
+  EXPECT_FALSE(view(nullptr, DType::f32, {huge, 52}, {52, 1}).contiguous());
+  EXPECT_FALSE(view(nullptr, DType::f32, {3, huge, 4}, {1, 4, 1}).contiguous());
+}
+
 TEST(Tensor, ErrorNamesArgumentAndValue) {
   try {
     require(false, "rotary_dim", 7, "must be even");

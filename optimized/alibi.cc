@@ -31,8 +31,9 @@ inline double slope(int64_t h, int64_t n_heads, double max_bias) {
 // The element for key − query distance x = k_pos − q_pos, as the vector code computes it.
 inline float element(double slope, double x, bool causal) {
   if (causal && x > 0) return -std::numeric_limits<float>::infinity();
-  // −|x|, and + 0 makes the diagonal's −0 a +0 (GCC folds 0 − |x| into −|x|, so not that way).
-  return static_cast<float>(slope * -std::fabs(x) + 0.0);
+  // The reference's −|x| is an integer, so the diagonal is +0; elsewhere a zero (a slope that
+  // underflowed) keeps the product's sign, −0.
+  return x == 0 ? 0.0f : static_cast<float>(slope * -std::fabs(x));
 }
 
 }  // namespace posenc::optimized::alibi_detail
@@ -44,6 +45,7 @@ inline float element(double slope, double x, bool causal) {
 #include <hwy/highway.h>
 // clang-format off: after highway.h, once per target
 #include "optimized/bias_lines-inl.h"
+#include "optimized/math-inl.h"
 // clang-format on
 
 #ifndef POSENC_OPTIMIZED_ALIBI_PLAN
@@ -124,10 +126,11 @@ HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, float* out, int64
   // Half a float vector's elements in fp64, demoted.
   const auto half = [&](int64_t at) {
     const auto x = distance(dd, at);
-    // −|x|, and + 0 makes the diagonal's −0 a +0.
-    auto value = hn::Add(hn::Mul(vslope, hn::Neg(hn::Abs(x))), zero);
+    // As element(): +0 on the diagonal, else slope·(−|x|).
+    auto value = hn::IfThenZeroElse(hn::Eq(x, zero), hn::Mul(vslope, hn::Neg(hn::Abs(x))));
     if (causal) value = hn::IfThenElse(hn::Gt(x, zero), neg_inf, value);
-    return hn::DemoteTo(hn::Rebind<float, decltype(dd)>(), value);
+    // DemoteToF32: EMU128's DemoteTo would clamp the causal −∞ to −FLT_MAX.
+    return DemoteToF32(hn::Rebind<float, decltype(dd)>(), value);
   };
   const auto vector_at = [&](auto df, int64_t j) {
     const int64_t H = static_cast<int64_t>(hn::Lanes(dd));

@@ -1,5 +1,6 @@
 // Per-target math shared by the family files (included after hwy/highway.h, once per target):
-// sin/cos of exact angles in double, and a fused multiply-add for f32 on every target.
+// sin/cos of exact angles in double, f64 → f32 rounding and a fused multiply-add for f32 on every
+// target.
 //
 // hwy/contrib/math's Sin and Cos (Highway 1.0.3) are documented for |x| ≤ 39000 only; rope needs
 // angles up to 2²⁴ rad, so this file reduces θ modulo π itself (Cody–Waite with a 25-bit π₁, exact
@@ -14,6 +15,8 @@
 #endif
 
 #include <hwy/highway.h>
+
+#include <cmath>
 
 #include "optimized/angles.h"
 
@@ -169,6 +172,30 @@ class AngleWalker {
   int64_t last_item_ = -2;
 };
 
+// f64 lanes to f32 rounded to nearest on every target: past the f32 range that is ±∞ (±FLT_MAX
+// only within half an ulp of it), as x86's conversions give. Highway 1.0.3's EMU128 and SCALAR
+// DemoteTo clamp every such value to ±FLT_MAX, infinities included (emu128-inl.h, scalar-inl.h).
+HWY_INLINE float RoundToF32(double x) {
+  constexpr double kMax = 0x1.fffffep127, kHalfUlpPast = 0x1.ffffffp127;  // from here: ±∞
+  if (std::fabs(x) >= kHalfUlpPast) return static_cast<float>(std::copysign(HUGE_VAL, x));
+  if (std::fabs(x) > kMax) return static_cast<float>(std::copysign(kMax, x));
+  return static_cast<float>(x);  // in range, or NaN
+}
+
+template <class DF, class VD>
+HWY_INLINE hn::VFromD<DF> DemoteToF32(DF df, VD v) {
+#if HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
+  const hn::Rebind<double, DF> dd;
+  HWY_ALIGN double wide[hn::MaxLanes(dd)];
+  HWY_ALIGN float narrow[hn::MaxLanes(df)];
+  hn::Store(v, dd, wide);
+  for (size_t i = 0; i < hn::Lanes(df); ++i) narrow[i] = RoundToF32(wide[i]);
+  return hn::Load(df, narrow);
+#else
+  return hn::DemoteTo(df, v);
+#endif
+}
+
 // a·b + c for f32 lanes with one rounding on every target: native FMA where the target has it,
 // else the exact product and the sum in double, rounded to f32 (off from fused by at most 2⁻²⁹
 // ulp, and only in double-rounding ties).
@@ -178,8 +205,8 @@ HWY_INLINE V FusedMulAdd(D d, V a, V b, V c) {
   (void)d;
   return hn::MulAdd(a, b, c);
 #elif HWY_TARGET == HWY_SCALAR
-  return hn::Set(
-      d, static_cast<float>(static_cast<double>(hn::GetLane(a)) * hn::GetLane(b) + hn::GetLane(c)));
+  return hn::Set(d,
+                 RoundToF32(static_cast<double>(hn::GetLane(a)) * hn::GetLane(b) + hn::GetLane(c)));
 #else
   const hn::Half<D> dh;
   const hn::Rebind<double, decltype(dh)> dd;
@@ -187,7 +214,7 @@ HWY_INLINE V FusedMulAdd(D d, V a, V b, V c) {
   const auto upper = [&](V v) { return hn::PromoteTo(dd, hn::UpperHalf(dh, v)); };
   const auto lo = hn::Add(hn::Mul(lower(a), lower(b)), lower(c));
   const auto hi = hn::Add(hn::Mul(upper(a), upper(b)), upper(c));
-  return hn::Combine(d, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+  return hn::Combine(d, DemoteToF32(dh, hi), DemoteToF32(dh, lo));
 #endif
 }
 

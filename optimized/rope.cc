@@ -128,8 +128,8 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const auto fc = hn::Set(dd, plan.factor), fs = hn::Set(dd, plan.sin_sign * plan.factor);
   for (int64_t i = 0; i < plan.half; i += N) {
-    hn::Store(hn::DemoteTo(df, hn::Mul(hn::Load(dd, cos + i), fc)), df, c + i);
-    hn::Store(hn::DemoteTo(df, hn::Mul(hn::Load(dd, sin + i), fs)), df, s + i);
+    hn::Store(DemoteToF32(df, hn::Mul(hn::Load(dd, cos + i), fc)), df, c + i);
+    hn::Store(DemoteToF32(df, hn::Mul(hn::Load(dd, sin + i), fs)), df, s + i);
   }
 }
 
@@ -492,6 +492,7 @@ RopeHeads heads_of(const Tensor& in, const Tensor& out) {
 void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   call.validate();
   const int64_t tokens = call.q.shape[0], head_dim = call.q.shape[2];
+  if (tokens == 0) return;  // nothing to rotate, and rotary_dim may be any size
   RopePlan plan{.call = &call,
                 .dtype = call.q.dtype,
                 .half = call.rotary_dim / 2,

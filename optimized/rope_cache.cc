@@ -54,8 +54,8 @@ void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begi
     float* co = cos_out.as<float>() + cos_out.offset(p);
     float* so = sin_out.as<float>() + sin_out.offset(p);
     for (int64_t j = 0; j < half; j += N) {
-      const auto cf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
-      const auto sf = hn::DemoteTo(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
+      const auto cf = DemoteToF32(df, hn::Mul(hn::Load(dd, walker.cos() + j), a));
+      const auto sf = DemoteToF32(df, hn::Mul(hn::Load(dd, walker.sin() + j), a));
       if (cs == 1 && ss == 1 && j + N <= half) {
         hn::StoreU(cf, df, co + j);
         hn::StoreU(sf, df, so + j);
@@ -86,6 +86,7 @@ namespace {
 void run_rope_cache(const RopeCacheCall& call, RopeCacheRowsFn* rows) {
   call.validate();
   const int64_t count = call.cos.shape[0];
+  if (count == 0) return;  // nothing to write, and rotary_dim may be any size
   // Measured: about 0.5 ns per cos/sin pair (the table's writes to memory dominate).
   const int parts = plan_parts(call.threads, count, 0.5 * static_cast<double>(call.rotary_dim / 2));
   const Angles& angles = rope_angles(call.rotary_dim, call.base, call.scaling);

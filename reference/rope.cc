@@ -44,6 +44,7 @@ void rotate_token(const RopeCall& call, const Tensor& x, const Tensor& out, int6
 
 void rope(const RopeCall& call) {
   call.validate();
+  if (call.q.shape[0] == 0) return;  // no token to rotate, and rotary_dim may be any size
   const int64_t half = call.rotary_dim / 2;
   RopeFrequencies freq;
   if (!call.cached()) freq = frequencies(call.rotary_dim, call.base, call.scaling);

@@ -7,6 +7,7 @@ namespace posenc::reference {
 
 void rope_cache(const RopeCacheCall& call) {
   call.validate();
+  if (call.cos.shape[0] == 0) return;  // no row to write, and rotary_dim may be any size
   const RopeFrequencies r = frequencies(call.rotary_dim, call.base, call.scaling);
   const double a = r.attention_factor;
   for (int64_t p = 0; p < call.cos.shape[0]; ++p) {

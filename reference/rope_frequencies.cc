@@ -140,8 +140,9 @@ RopeFrequencies frequencies(int64_t d, double base, const RopeScaling& s) {
       break;
     case RopeScalingKind::dynamic_ntk: {
       // HF: s = max(seq_len, L), base' = base·(f·s/L − (f − 1))^(d/(d−2)): unscaled while
-      // seq_len ≤ L. vLLM's DynamicNTKScalingRotaryEmbedding builds one static cache with
-      // s = f·L; pass seq_len = f·L to match it.
+      // seq_len ≤ L. vLLM's DynamicNTKScalingRotaryEmbedding builds one static cache, and its
+      // formula has changed between versions (vLLM issue #41236): where it computes
+      // f·max_len/L − (f − 1) with max_len = f·L, seq_len = f·L here matches it.
       const double L = static_cast<double>(s.max_position);
       const double len = std::max(static_cast<double>(s.seq_len), L);
       r.inv_freq = ntk_frequencies(d, base, s.factor * len / L - (s.factor - 1));

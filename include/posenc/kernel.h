@@ -41,6 +41,9 @@ uint64_t view_variants(std::initializer_list<const Tensor*> views);
 // Thread count of a call: 0 means POSENC_NUM_THREADS if set, else the hardware's concurrency.
 // Implementations must give bitwise-identical output for every thread count.
 int resolve_threads(int requested);
+// Every family's validate() checks its call's thread count: negative is bad input, rejected by
+// every implementation alike (the reference never resolves it).
+void check_threads(int threads);
 
 // bf16 and f16 outputs. A family's tolerance unit is one ulp of the magnitude its header names, in
 // the OUTPUT's dtype: ulp_bf16(x) = 2¹⁶·ulp_f32(x) (8 significant bits), ulp_f16(x) (11 bits,

@@ -16,6 +16,10 @@
 // f ≤ 1 and 0.1·m·ln f + 1 above; for longrope 1 if f ≤ 1 else √(1 + ln f / ln original_max);
 // 1 for the rest.
 //
+// Domain: base ≥ 1, and factor (linear, yarn, llama3), alpha and every longrope factor ≥ 1/8, so
+// each ω ≤ 8 rad per position and angles p·ω ≤ 2²⁷: there the fp64 oracle's angle error (about
+// p·ω·2⁻⁵³) is a fraction of an f32 ulp, and no ω overflows a double.
+//
 // Tolerance unit: |got − ref| ≤ bound · ulp_f64(ref), per frequency and for the factor.
 #pragma once
 
@@ -51,9 +55,10 @@ struct RopeScaling {
 };
 
 namespace variant {
-// One bit per scaling kind, shared by every rope family.
+// One bit per scaling kind, shared by every rope family. An unknown kind has none: calls ask before
+// validate() rejects them, and a shift past 63 bits would be undefined.
 inline constexpr uint64_t scaling_bit(RopeScalingKind kind) {
-  return kFamilyVariant0 << (16 + static_cast<int>(kind));
+  return kind <= RopeScalingKind::longrope ? kFamilyVariant0 << (16 + static_cast<int>(kind)) : 0;
 }
 inline constexpr uint64_t all_scalings =
     scaling_bit(RopeScalingKind::none) | scaling_bit(RopeScalingKind::linear) |

@@ -4,7 +4,8 @@
 // positions pos(t) = t. So {no x, no positions} is the table PE[0:tokens], and {x, positions} is
 // the add kernel with per-token positions.
 //
-// Shapes: out [tokens, d]; x [tokens, d]; positions i64 [tokens] in [0, kMaxPosition].
+// Shapes: out [tokens, d]; x [tokens, d]; positions i64 [tokens] in [0, kMaxPosition]. base ≥ 1,
+// so ω_i ≤ 1 and angles stay within the oracle's accuracy (see rope_frequencies.h).
 //
 // Dtypes: out f32, bf16 or f16; x the same as out.
 //

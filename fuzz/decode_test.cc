@@ -1,0 +1,111 @@
+// The fuzz decoder (properties/decode.h) under g++: it is deterministic, plain by default, reaches
+// both accepted and rejected calls, and every checked-in corpus input (crash regressions
+// included) passes `check` against the registry.
+#include "properties/decode.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <vector>
+
+namespace posenc::harness {
+namespace {
+
+std::vector<uint8_t> random_bytes(std::mt19937_64& rng) {
+  std::vector<uint8_t> bytes(std::uniform_int_distribution<size_t>(0, 96)(rng));
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  return bytes;
+}
+
+template <class Call>
+bool accepted(const Call& call) {
+  try {
+    call.validate();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+template <class Call>
+class Decode : public testing::Test {};
+using Families = testing::Types<AttentionCall, AbsoluteCall, SinusoidalCall, RopeFrequenciesCall,
+                                RopeCacheCall, RopeCall, AlibiCall, T5Call>;
+TYPED_TEST_SUITE(Decode, Families);
+
+TYPED_TEST(Decode, EmptyInputIsAValidCall) {
+  Arena arena;
+  const TypeParam call = decode<TypeParam>({}).problem.build(arena);
+  EXPECT_NO_THROW(call.validate()) << describe(call);
+  EXPECT_FALSE(decode<TypeParam>({}).only.has_value());
+}
+
+// Found by fuzzing the optimized kernels: a negative thread count passed validate() and the
+// reference, then the optimized kernel threw. validate() now rejects it for every implementation.
+TYPED_TEST(Decode, NegativeThreadsAreRejectedByValidate) {
+  Arena arena;
+  TypeParam call = decode<TypeParam>({}).problem.build(arena);
+  call.threads = -1;
+  try {
+    call.validate();
+    ADD_FAILURE() << "accepted threads = -1";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "threads") << e.what();
+  }
+}
+
+TYPED_TEST(Decode, SameBytesGiveTheSameCall) {
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 300; ++i) {
+    const std::vector<uint8_t> bytes = random_bytes(rng);
+    const Decoded<TypeParam> d = decode<TypeParam>(bytes);
+    Arena a, b;
+    const TypeParam first = d.problem.build(a), second = d.problem.build(b);
+    ASSERT_EQ(describe(first), describe(second));
+    ASSERT_EQ(accepted(first), accepted(second)) << describe(first);
+  }
+}
+
+// A decoder that only made invalid calls (or only valid ones) would fuzz half the contract.
+TYPED_TEST(Decode, ReachesAcceptedAndRejectedCalls) {
+  std::mt19937_64 rng(2);
+  const int n = 1000;
+  int ok = 0;
+  for (int i = 0; i < n; ++i) {
+    Arena arena;
+    ok += accepted(decode<TypeParam>(random_bytes(rng)).problem.build(arena));
+  }
+  EXPECT_GT(ok, n / 5) << "accepted " << ok << " of " << n;
+  EXPECT_LT(ok, n - n / 20) << "accepted " << ok << " of " << n;
+}
+
+TEST(Decode, FirstByteChoosesTheImplementations) {
+  const uint8_t all[] = {0xBF, 1, 2}, third[] = {0xC2, 1, 2};
+  EXPECT_FALSE(decode<AbsoluteCall>(all).only.has_value());
+  EXPECT_EQ(decode<AbsoluteCall>(third).only, 2u);
+}
+
+// Every registered family has a corpus, and each input in it passes against every
+// implementation, as the fuzz target's replay does.
+TEST(Decode, CorpusReplaysClean) {
+  for_each_family([](auto tag) {
+    using Call = typename decltype(tag)::type;
+    const std::filesystem::path dir =
+        std::filesystem::path(POSENC_CORPUS_DIR) / family_name(Call::kFamily);
+    int inputs = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      std::ifstream file(entry.path(), std::ios::binary);
+      const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), {}};
+      const auto failure = check(decode<Call>(bytes));
+      EXPECT_FALSE(failure.has_value()) << entry.path() << ": " << *failure;
+      ++inputs;
+    }
+    EXPECT_GT(inputs, 0) << "no corpus in " << dir;
+  });
+}
+
+}  // namespace
+}  // namespace posenc::harness

@@ -1,0 +1,4 @@
+// libFuzzer target for t5: see fuzz/fuzz.h and properties/decode.h.
+#include "fuzz/fuzz.h"
+
+POSENC_FUZZ_TARGET(T5Call)

@@ -1,0 +1,643 @@
+// The fuzz decoder: bytes → a bounded problem per family (see decode.h).
+#include "properties/decode.h"
+
+#include <fmt/format.h>
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+namespace posenc::harness {
+
+namespace {
+
+constexpr uint8_t kEveryImpl = 0xC0;  // byte 0 below this runs every implementation
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+
+// Tensor data the kernels must carry through: NaN, infinities, signed zeros, subnormals, the
+// largest finite f32 and values whose products overflow f32.
+constexpr double kSpecialFloats[] = {
+    kNaN,
+    -kNaN,
+    kInf,
+    -kInf,
+    0.0,
+    -0.0,
+    0x1p-149,
+    -0x1p-149,
+    0x1.fffffcp-127,
+    0x1p-126,
+    0x1.fffffep127,
+    -0x1.fffffep127,
+    1e30,
+    -1e20,
+    65504.0,
+    1.0,
+};
+// Scalar parameters at and past the edges of every domain.
+constexpr double kSpecialReals[] = {
+    kNaN, kInf, -kInf, 0.0, -0.0, -1.0, 1.0, 0x1p-1074, 1e-300, 1e300, 1.0 + 0x1p-52, 2.0,
+};
+constexpr int64_t kSpecialIntegers[] = {
+    0, -1, 1, 2, 3, kI64Min, kI64Max, kMaxPosition, kMaxPosition + 1, kI32Max, int64_t{1} << 62,
+};
+
+// One view of a call, named as in its family header.
+struct Named {
+  const char* name;
+  Tensor* tensor;
+  bool output;
+};
+
+// Elements from the first to one past the last; 0 for an empty view.
+int64_t extent(const Tensor& t) {
+  if (t.numel() == 0) return 0;
+  int64_t last = 0;
+  for (int d = 0; d < t.rank; ++d) last += (t.shape[d] - 1) * t.strides[d];
+  return last + 1;
+}
+
+// Element offset of the logical row-major index `linear`.
+int64_t offset_of(const Tensor& t, int64_t linear) {
+  int64_t off = 0;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    off += linear % t.shape[d] * t.strides[d];
+    linear /= t.shape[d];
+  }
+  return off;
+}
+
+void store_index(const Tensor& t, int64_t offset, int64_t value) {
+  if (t.dtype == DType::i64) {
+    t.as<int64_t>()[offset] = value;
+  } else {
+    t.as<int32_t>()[offset] = static_cast<int32_t>(value);  // i32 views wrap, as a cast would
+  }
+}
+
+// A view into another allocation's memory, `offset` elements in (q and k packed per token).
+Tensor subview(const Tensor& parent, int64_t offset, std::array<int64_t, kMaxRank> shape) {
+  Tensor t = parent;
+  t.data = static_cast<uint8_t*>(parent.data) + offset * dtype_size(parent.dtype);
+  t.shape = shape;
+  return t;
+}
+
+// Reads the problem from the bytes. Every choice defaults to the plain, valid case once the
+// input runs out, so short inputs are ordinary problems.
+class Decoder {
+ public:
+  explicit Decoder(std::span<const uint8_t> bytes) : in_(bytes.data(), bytes.size()) {}
+
+  int64_t size(int64_t lo, int64_t hi) { return in_.ConsumeIntegralInRange<int64_t>(lo, hi); }
+  bool coin() { return in_.ConsumeBool(); }
+  bool rare() { return in_.ConsumeIntegral<uint8_t>() >= 0xE0; }  // about 1 in 8
+  Layout layout() { return static_cast<Layout>(size(0, 2)); }
+  DType index_dtype() { return coin() ? DType::i32 : DType::i64; }
+  int threads() { return rare() ? -1 : static_cast<int>(size(0, 4)); }  // 0: the default
+
+  // Usually `usual`; else in [lo, hi], a special value or any double.
+  double real(double usual, double lo, double hi) {
+    const uint8_t mode = in_.ConsumeIntegral<uint8_t>();
+    if (mode < 0x80) return usual;
+    if (mode < 0xE0) return in_.ConsumeFloatingPointInRange(lo, hi);
+    if (mode < 0xF8) return in_.PickValueInArray(kSpecialReals);
+    return std::bit_cast<double>(in_.ConsumeIntegral<uint64_t>());
+  }
+  int64_t integer(int64_t usual, int64_t lo, int64_t hi) {
+    const uint8_t mode = in_.ConsumeIntegral<uint8_t>();
+    if (mode < 0x80) return usual;
+    if (mode < 0xE0) return size(lo, hi);
+    if (mode < 0xF8) return in_.PickValueInArray(kSpecialIntegers);
+    return static_cast<int64_t>(in_.ConsumeIntegral<uint64_t>());
+  }
+
+  // Float data: uniform in [−scale, scale] (scale usually 1, sometimes any binade from the
+  // subnormals to 2¹²⁷), then sometimes a few special values at chosen elements.
+  void fill(const Tensor& t) {
+    const uint32_t seed = in_.ConsumeIntegral<uint32_t>();
+    const double scale = rare() ? std::ldexp(1.0, static_cast<int>(size(-149, 127))) : 1.0;
+    Values(seed).fill(t, -scale, scale);
+    const int64_t n = t.numel();
+    if (n == 0 || !rare()) return;
+    for (int64_t k = size(1, 8); k > 0; --k) {
+      const int64_t at = offset_of(t, size(0, n - 1));
+      store(t, at, in_.PickValueInArray(kSpecialFloats));
+    }
+  }
+
+  // Positions in [lo, hi] (small ones, anywhere, a run, the top of the range), then sometimes a
+  // few outside it: negative, just past hi, past 2²⁴, past int32, the int64 extremes.
+  void fill_positions(const Tensor& t, int64_t lo, int64_t hi) {
+    hi = std::max(hi, lo);
+    const int64_t n = t.shape[0];
+    Values values(in_.ConsumeIntegral<uint32_t>());
+    switch (size(0, 3)) {
+      case 0:
+        values.fill_index(t, lo, std::min(hi, lo + 2 * n + 8));
+        break;
+      case 1:
+        values.fill_index(t, lo, hi);
+        break;
+      case 2: {
+        const int64_t first = size(lo, std::max(lo, hi - n + 1));
+        for (int64_t i = 0; i < n; ++i) store_index(t, t.offset(i), first + i);
+        break;
+      }
+      default:
+        for (int64_t i = 0; i < n; ++i) store_index(t, t.offset(i), std::max(lo, hi - i));
+    }
+    if (n == 0 || !rare()) return;
+    const int64_t outside[] = {
+        lo - 1,  hi + 1,  hi + 2,  kMaxPosition + 1, -kMaxPosition,         kI32Max,
+        kI32Min, kI64Max, kI64Min, int64_t{1} << 32, (int64_t{1} << 32) - 1};
+    for (int64_t k = size(1, 4); k > 0; --k) {
+      const int64_t at = t.offset(size(0, n - 1));
+      store_index(t, at,
+                  rare() ? static_cast<int64_t>(in_.ConsumeIntegral<uint64_t>())
+                         : in_.PickValueInArray(outside));
+    }
+  }
+
+  // An even rotary dim in [2, max], sometimes any integer.
+  int64_t rotary_dim(int64_t max) {
+    return rare() ? integer(max, -2, max + 3) : 2 * size(1, std::max<int64_t>(1, max / 2));
+  }
+
+  RopeScaling scaling(int64_t rotary_dim) {
+    RopeScaling s;
+    s.kind = static_cast<RopeScalingKind>(rare() ? size(0, 255) : size(0, 6));
+    s.factor = real(4, 0.125, 64);
+    s.alpha = real(2, 0.125, 64);
+    s.max_position = integer(2048, 1, 1 << 20);
+    s.original_max_position = integer(4096, 1, 1 << 20);
+    s.seq_len = integer(0, 0, 1 << 21);
+    s.beta_fast = real(32, 0.5, 64);
+    s.beta_slow = real(1, 0.01, 4);
+    s.mscale = real(0, 0, 2);
+    s.mscale_all_dim = real(0, 0, 2);
+    s.truncate = !coin();
+    s.low_freq_factor = real(1, 0.25, 8);
+    s.high_freq_factor = real(4, 0.5, 32);
+    s.attention_factor = real(kNaN, 0.25, 4);
+    if (s.kind == RopeScalingKind::longrope) {
+      s.short_factor = factors(rotary_dim);
+      s.long_factor = factors(rotary_dim);
+    }
+    return s;
+  }
+
+  // Corrupts, sometimes, one field of one view. It only ever shrinks a view or makes it invalid,
+  // so an accepted call still lies inside the memory the arena gave it.
+  void corrupt(const std::vector<Named>& views) {
+    if (!rare()) return;
+    Tensor& t = *views[size(0, static_cast<int64_t>(views.size()) - 1)].tensor;
+    const int d = static_cast<int>(size(0, std::max(t.rank, 1) - 1));
+    switch (size(0, 9)) {
+      case 0:
+        t.shape[d] = -size(1, 3);
+        break;
+      case 1:
+        t.shape[d] = std::max<int64_t>(0, t.shape[d] - size(1, 3));
+        break;
+      case 2:  // numel or the byte extent overflows int64
+        t.shape[d] = (int64_t{1} << 62) + size(0, 3);
+        break;
+      case 3:
+        t.strides[d] = -size(1, 3);
+        break;
+      case 4:  // a broadcast input, or an output whose elements share memory
+        t.strides[d] = 0;
+        break;
+      case 5:
+        t.strides[d] = t.strides[d] * size(0, 7) / 8;
+        break;
+      case 6:
+        t.rank = static_cast<int>((t.rank + size(1, kMaxRank)) % (kMaxRank + 1));
+        break;
+      case 7: {
+        const auto dtype = static_cast<DType>(size(0, 5));
+        if (dtype_size(dtype) <= dtype_size(t.dtype)) t.dtype = dtype;
+        break;
+      }
+      case 8:
+        t.data = nullptr;
+        break;
+      default: {  // an output placed on another view's memory
+        std::vector<Tensor*> outputs;
+        for (const Named& v : views)
+          if (v.output) outputs.push_back(v.tensor);
+        Tensor& out = *outputs[size(0, static_cast<int64_t>(outputs.size()) - 1)];
+        const Tensor& other = *views[size(0, static_cast<int64_t>(views.size()) - 1)].tensor;
+        if (&other != &out && extent(out) > 0 &&
+            extent(other) * dtype_size(other.dtype) >= extent(out) * dtype_size(out.dtype)) {
+          out.data = other.data;
+        }
+      }
+    }
+  }
+
+ private:
+  // rotary_dim/2 longrope factors (sometimes one too few or too many), mostly in [1/8, 64].
+  std::vector<double> factors(int64_t rotary_dim) {
+    int64_t n = std::clamp<int64_t>(rotary_dim / 2, 0, 512);
+    if (rare()) n = std::max<int64_t>(0, n + (coin() ? 1 : -1));
+    std::vector<double> f(n);
+    Values values(in_.ConsumeIntegral<uint32_t>());
+    for (double& x : f) x = values.uniform(0.125, 64);
+    if (n > 0 && rare()) {
+      const int64_t at = size(0, n - 1);
+      f[at] = in_.PickValueInArray(kSpecialReals);
+    }
+    return f;
+  }
+
+  FuzzedDataProvider in_;
+};
+
+// The allocation size for a dim decoded from a parameter that may be invalid: validation
+// rejects the parameter first, so the view only needs to exist.
+int64_t bounded(int64_t n, int64_t max) { return std::clamp<int64_t>(n, 0, max); }
+
+// Byte 0 picks the implementations; the builder reads the rest, afresh on every build.
+template <class Call>
+Decoded<Call> decoded(std::span<const uint8_t> bytes,
+                      std::function<Call(Decoder&, Arena&)> builder) {
+  Decoded<Call> d;
+  if (!bytes.empty() && bytes[0] >= kEveryImpl) d.only = bytes[0] - kEveryImpl;
+  std::vector<uint8_t> rest(bytes.begin() + (bytes.empty() ? 0 : 1), bytes.end());
+  d.problem.label = fmt::format("fuzz input of {} bytes", bytes.size());
+  d.problem.build = [rest = std::move(rest), builder = std::move(builder)](Arena& arena) {
+    Decoder in(rest);
+    return builder(in, arena);
+  };
+  return d;
+}
+
+std::string describe_views(const std::vector<Named>& views) {
+  std::string s;
+  for (const Named& v : views) s += fmt::format("{}={} ", v.name, v.tensor->describe());
+  return s;
+}
+
+std::string number(double x) { return fmt::format("{:.17g}", x); }
+
+std::vector<Named> named_views(AttentionCall& c) {
+  std::vector<Named> v = {{"q", &c.q, false}, {"k", &c.k, false}, {"v", &c.v, false}};
+  if (c.q_positions) v.push_back({"q_positions", &*c.q_positions, false});
+  if (c.k_positions) v.push_back({"k_positions", &*c.k_positions, false});
+  if (c.bias) v.push_back({"bias", &*c.bias, false});
+  v.push_back({"out", &c.out, true});
+  return v;
+}
+
+std::vector<Named> named_views(AbsoluteCall& c) {
+  return {{"x", &c.x, false},
+          {"table", &c.table, false},
+          {"positions", &c.positions, false},
+          {"out", &c.out, true}};
+}
+
+std::vector<Named> named_views(SinusoidalCall& c) {
+  std::vector<Named> v;
+  if (c.x) v.push_back({"x", &*c.x, false});
+  if (c.positions) v.push_back({"positions", &*c.positions, false});
+  v.push_back({"out", &c.out, true});
+  return v;
+}
+
+std::vector<Named> named_views(RopeFrequenciesCall& c) {
+  return {{"inv_freq", &c.inv_freq, true}, {"attention_factor", &c.attention_factor, true}};
+}
+
+std::vector<Named> named_views(RopeCacheCall& c) {
+  return {{"cos", &c.cos, true}, {"sin", &c.sin, true}};
+}
+
+std::vector<Named> named_views(RopeCall& c) {
+  std::vector<Named> v = {{"q", &c.q, false}, {"positions", &c.positions, false}};
+  if (c.k) v.push_back({"k", &*c.k, false});
+  if (c.cos) v.push_back({"cos", &*c.cos, false});
+  if (c.sin) v.push_back({"sin", &*c.sin, false});
+  v.push_back({"q_out", &c.q_out, true});
+  if (c.k_out) v.push_back({"k_out", &*c.k_out, true});
+  return v;
+}
+
+std::vector<Named> named_views(AlibiCall& c) {
+  std::vector<Named> v = {{"q_positions", &c.q_positions, false},
+                          {"k_positions", &c.k_positions, false},
+                          {"bias", &c.bias, true}};
+  if (c.slopes) v.push_back({"slopes", &*c.slopes, true});
+  return v;
+}
+
+std::vector<Named> named_views(T5Call& c) {
+  return {{"q_positions", &c.q_positions, false},
+          {"k_positions", &c.k_positions, false},
+          {"table", &c.table, false},
+          {"bias", &c.bias, true}};
+}
+
+}  // namespace
+
+// ---- attention ----
+
+template <>
+Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
+  return decoded<AttentionCall>(bytes, [](Decoder& in, Arena& arena) {
+    AttentionCall c;
+    const int64_t tq = in.size(0, 12), tk = in.size(0, 12), hkv = in.size(1, 3);
+    const int64_t hq = hkv * in.size(1, 3), d = in.size(1, 40), dv = in.size(1, 40);
+    c.q = arena.alloc(DType::f32, {tq, hq, d}, in.layout());
+    c.k = arena.alloc(DType::f32, {tk, hkv, d}, in.layout());
+    c.v = arena.alloc(DType::f32, {tk, hkv, dv}, in.layout());
+    c.out = arena.alloc(DType::f32, {tq, hq, dv}, in.layout());
+    in.fill(c.q);
+    in.fill(c.k);
+    in.fill(c.v);
+    c.mask = static_cast<Mask>(in.rare() ? in.size(0, 255) : in.size(0, 1));
+    if (in.coin()) {  // explicit positions; sometimes only one of the pair
+      c.q_positions = arena.alloc(in.index_dtype(), {tq});
+      c.k_positions = arena.alloc(in.index_dtype(), {tk});
+      in.fill_positions(*c.q_positions, 0, kMaxPosition);
+      in.fill_positions(*c.k_positions, 0, kMaxPosition);
+      if (in.rare()) (in.coin() ? c.q_positions : c.k_positions).reset();
+    }
+    if (in.coin()) {
+      c.bias = arena.alloc(DType::f32, {hq, tq, tk}, in.layout());
+      in.fill(*c.bias);
+    }
+    c.scale = in.real(kNaN, -2, 2);
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const AttentionCall& call) {
+  AttentionCall c = call;
+  return describe_views(named_views(c)) + fmt::format("mask={} scale={} threads={}",
+                                                      static_cast<int>(c.mask), number(c.scale),
+                                                      c.threads);
+}
+
+// ---- absolute ----
+
+template <>
+Decoded<AbsoluteCall> decode<AbsoluteCall>(std::span<const uint8_t> bytes) {
+  return decoded<AbsoluteCall>(bytes, [](Decoder& in, Arena& arena) {
+    AbsoluteCall c;
+    const int64_t tokens = in.size(0, 16), dim = in.size(1, 70);
+    const int64_t rows = in.rare() ? 0 : in.size(1, 20);
+    c.x = arena.alloc(DType::f32, {tokens, dim}, in.layout());
+    c.table = arena.alloc(DType::f32, {rows, dim}, in.layout());
+    c.positions = arena.alloc(in.index_dtype(), {tokens});
+    in.fill(c.x);
+    in.fill(c.table);
+    in.fill_positions(c.positions, 0, rows - 1);
+    c.out = in.coin() ? c.x : arena.alloc(DType::f32, {tokens, dim}, in.layout());
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const AbsoluteCall& call) {
+  AbsoluteCall c = call;
+  return describe_views(named_views(c)) +
+         fmt::format("in_place={} threads={}", same_view(c.x, c.out), c.threads);
+}
+
+// ---- sinusoidal ----
+
+template <>
+Decoded<SinusoidalCall> decode<SinusoidalCall>(std::span<const uint8_t> bytes) {
+  return decoded<SinusoidalCall>(bytes, [](Decoder& in, Arena& arena) {
+    SinusoidalCall c;
+    const int64_t tokens = in.size(0, 16);
+    const int64_t d = in.rare() ? in.size(0, 9) : 2 * in.size(1, 36);
+    const bool add = in.coin(), in_place = add && in.coin();
+    c.out = arena.alloc(DType::f32, {tokens, d}, in.layout());
+    if (add) {
+      c.x = in_place ? c.out : arena.alloc(DType::f32, {tokens, d}, in.layout());
+      in.fill(*c.x);
+    }
+    if (in.coin()) {
+      c.positions = arena.alloc(in.index_dtype(), {tokens});
+      in.fill_positions(*c.positions, 0, kMaxPosition);
+    }
+    c.base = in.real(10000, 1.0001, 1e6);
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    if (!c.positions && in.rare()) {
+      // A table longer than 2²⁴ + 1 rows: rejected before any access, so it needs no memory.
+      c.out.shape[0] = kMaxPosition + 1 + in.size(1, 3);
+      if (c.x) c.x->shape[0] = c.out.shape[0];
+    }
+    return c;
+  });
+}
+
+template <>
+std::string describe(const SinusoidalCall& call) {
+  SinusoidalCall c = call;
+  return describe_views(named_views(c)) + fmt::format("base={} in_place={} threads={}",
+                                                      number(c.base), c.x && same_view(*c.x, c.out),
+                                                      c.threads);
+}
+
+// ---- rope_frequencies ----
+
+template <>
+Decoded<RopeFrequenciesCall> decode<RopeFrequenciesCall>(std::span<const uint8_t> bytes) {
+  return decoded<RopeFrequenciesCall>(bytes, [](Decoder& in, Arena& arena) {
+    RopeFrequenciesCall c;
+    c.rotary_dim = in.rotary_dim(256);
+    c.base = in.real(10000, 1.0001, 1e7);
+    c.scaling = in.scaling(c.rotary_dim);
+    c.inv_freq = arena.alloc(DType::f64, {bounded(c.rotary_dim / 2, 128)}, in.layout());
+    c.attention_factor = arena.alloc(DType::f64, {1});
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const RopeFrequenciesCall& call) {
+  RopeFrequenciesCall c = call;
+  return describe_views(named_views(c)) + fmt::format("rotary_dim={} base={} scaling={} threads={}",
+                                                      c.rotary_dim, number(c.base),
+                                                      c.scaling.describe(), c.threads);
+}
+
+// ---- rope_cache ----
+
+template <>
+Decoded<RopeCacheCall> decode<RopeCacheCall>(std::span<const uint8_t> bytes) {
+  return decoded<RopeCacheCall>(bytes, [](Decoder& in, Arena& arena) {
+    RopeCacheCall c;
+    c.rotary_dim = in.rotary_dim(128);
+    c.base = in.real(10000, 1.0001, 1e7);
+    c.scaling = in.scaling(c.rotary_dim);
+    const int64_t rows = in.size(0, 40), half = bounded(c.rotary_dim / 2, 64);
+    if (in.coin()) {
+      std::tie(c.cos, c.sin) = vllm_cache(arena, rows, 2 * half);
+    } else {
+      c.cos = arena.alloc(DType::f32, {rows, half}, in.layout());
+      c.sin = arena.alloc(DType::f32, {rows, half}, in.layout());
+    }
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    if (in.rare()) {
+      // More than 2²⁴ + 1 rows: rejected before any access, so it needs no memory.
+      c.cos.shape[0] = c.sin.shape[0] = kMaxPosition + 1 + in.size(1, 3);
+    }
+    return c;
+  });
+}
+
+template <>
+std::string describe(const RopeCacheCall& call) {
+  RopeCacheCall c = call;
+  return describe_views(named_views(c)) + fmt::format("rotary_dim={} base={} scaling={} threads={}",
+                                                      c.rotary_dim, number(c.base),
+                                                      c.scaling.describe(), c.threads);
+}
+
+// ---- rope ----
+
+template <>
+Decoded<RopeCall> decode<RopeCall>(std::span<const uint8_t> bytes) {
+  return decoded<RopeCall>(bytes, [](Decoder& in, Arena& arena) {
+    RopeCall c;
+    const int64_t tokens = in.size(0, 12), hq = in.size(1, 4), head_dim = in.size(2, 72);
+    const bool key = in.coin();
+    const int64_t hk = key ? in.size(1, 4) : 0;
+    if (key && in.coin()) {
+      // q and k packed per token in one buffer, as a fused qkv projection writes them.
+      const Tensor qk = arena.alloc(DType::f32, {tokens, hq + hk, head_dim}, in.layout());
+      c.q = subview(qk, 0, {tokens, hq, head_dim});
+      c.k = subview(qk, hq * qk.strides[1], {tokens, hk, head_dim});
+    } else {
+      c.q = arena.alloc(DType::f32, {tokens, hq, head_dim}, in.layout());
+      if (key) c.k = arena.alloc(DType::f32, {tokens, hk, head_dim}, in.layout());
+    }
+    in.fill(c.q);
+    c.q_out = in.coin() ? c.q : arena.alloc(DType::f32, {tokens, hq, head_dim}, in.layout());
+    if (key) {
+      in.fill(*c.k);
+      c.k_out = in.coin() ? *c.k : arena.alloc(DType::f32, {tokens, hk, head_dim}, in.layout());
+      if (in.rare()) (in.coin() ? c.k : c.k_out).reset();
+    }
+    c.rotary_dim = in.rare() ? in.integer(head_dim, -2, head_dim + 3)
+                             : 2 * in.size(1, std::max<int64_t>(1, head_dim / 2));
+    c.layout = static_cast<RopeLayout>(in.rare() ? in.size(0, 255) : in.size(0, 1));
+    c.inverse = in.coin();
+    c.positions = arena.alloc(in.index_dtype(), {tokens});
+    if (in.coin()) {
+      const int64_t rows = in.size(1, 40), half = bounded(c.rotary_dim / 2, 40);
+      c.cos = arena.alloc(DType::f32, {rows, half}, in.layout());
+      c.sin = arena.alloc(DType::f32, {rows, half}, in.layout());
+      in.fill(*c.cos);
+      in.fill(*c.sin);
+      in.fill_positions(c.positions, 0, rows - 1);
+      if (in.rare()) (in.coin() ? c.cos : c.sin).reset();
+    } else {
+      c.base = in.real(10000, 1.0001, 1e7);
+      c.scaling = in.scaling(c.rotary_dim);
+      in.fill_positions(c.positions, 0, kMaxPosition);
+    }
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const RopeCall& call) {
+  RopeCall c = call;
+  std::string s = describe_views(named_views(c)) +
+                  fmt::format("rotary_dim={} layout={} inverse={} ", c.rotary_dim,
+                              static_cast<int>(c.layout), c.inverse);
+  if (!c.cached()) s += fmt::format("base={} scaling={} ", number(c.base), c.scaling.describe());
+  return s + fmt::format("in_place={} threads={}", same_view(c.q, c.q_out), c.threads);
+}
+
+// ---- alibi ----
+
+template <>
+Decoded<AlibiCall> decode<AlibiCall>(std::span<const uint8_t> bytes) {
+  return decoded<AlibiCall>(bytes, [](Decoder& in, Arena& arena) {
+    AlibiCall c;
+    c.n_heads = in.integer(in.size(1, 40), -1, 64);
+    const int64_t heads = bounded(c.n_heads, 64), tq = in.size(0, 12), tk = in.size(0, 12);
+    c.max_bias = in.real(8, 0.25, 16);
+    c.causal = in.coin();
+    c.q_positions = arena.alloc(in.index_dtype(), {tq});
+    c.k_positions = arena.alloc(in.index_dtype(), {tk});
+    in.fill_positions(c.q_positions, 0, kMaxPosition);
+    in.fill_positions(c.k_positions, 0, kMaxPosition);
+    c.bias = arena.alloc(DType::f32, {heads, tq, tk}, in.layout());
+    if (in.coin()) c.slopes = arena.alloc(DType::f32, {heads});
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const AlibiCall& call) {
+  AlibiCall c = call;
+  return describe_views(named_views(c)) + fmt::format("n_heads={} max_bias={} causal={} threads={}",
+                                                      c.n_heads, number(c.max_bias), c.causal,
+                                                      c.threads);
+}
+
+// ---- t5 ----
+
+template <>
+Decoded<T5Call> decode<T5Call>(std::span<const uint8_t> bytes) {
+  return decoded<T5Call>(bytes, [](Decoder& in, Arena& arena) {
+    T5Call c;
+    c.bidirectional = !in.coin();
+    c.n_buckets = in.integer(in.size(4, 64), -1, 80);
+    c.max_distance = in.integer(in.size(8, 1024), -1, kMaxPosition + 2);
+    const int64_t heads = in.size(1, 8), tq = in.size(0, 12), tk = in.size(0, 12);
+    c.q_positions = arena.alloc(in.index_dtype(), {tq});
+    c.k_positions = arena.alloc(in.index_dtype(), {tk});
+    in.fill_positions(c.q_positions, 0, kMaxPosition);
+    in.fill_positions(c.k_positions, 0, kMaxPosition);
+    c.table = arena.alloc(DType::f32, {bounded(c.n_buckets, 80), heads}, in.layout());
+    in.fill(c.table);
+    c.bias = arena.alloc(DType::f32, {heads, tq, tk}, in.layout());
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const T5Call& call) {
+  T5Call c = call;
+  return describe_views(named_views(c)) + fmt::format(
+                                              "bidirectional={} n_buckets={} max_distance={} "
+                                              "threads={}",
+                                              c.bidirectional, c.n_buckets, c.max_distance,
+                                              c.threads);
+}
+
+}  // namespace posenc::harness
