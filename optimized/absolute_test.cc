@@ -111,10 +111,11 @@ TEST(OptimizedAbsolute, StridedViewsAndInt32PositionsAndInPlace) {
   }
 }
 
-// bf16 and f16 (x and out), with a table of each dtype, strided, in place and not, with specials:
-// the reference's double sum rounded once, bit for bit, on every target.
+// bf16 and f16 (x and out), and f32 with a low-precision table, with a table of each dtype,
+// strided, in place and not, with specials: the reference's double sum rounded once, bit for bit,
+// on every target.
 TEST(OptimizedAbsolute, HalfPrecisionIsBitwiseOnEveryTarget) {
-  for (DType dtype : {DType::bf16, DType::f16})
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16})
     for (DType table_dtype : {DType::f32, DType::bf16, DType::f16})
       for (bool in_place : {false, true}) {
         const harness::Problem<AbsoluteCall> problem{
