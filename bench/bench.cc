@@ -60,6 +60,16 @@ Tensor Buffers::f32(std::initializer_list<int64_t> shape) {
   return view(data, DType::f32, shape);
 }
 
+Tensor Buffers::values(DType dtype, std::initializer_list<int64_t> shape) {
+  if (dtype == DType::f32) return f32(shape);
+  const int64_t n = product(shape);
+  const auto element = static_cast<int64_t>(dtype_size(dtype));
+  const Tensor t = view(floats((n * element + 3) / 4), dtype, shape);
+  for (int64_t i = 0; touch_ && i < n; ++i)
+    store(t, i, static_cast<float>(static_cast<uint32_t>(i * 2654435761u)) * 0x1p-31f - 1.0f);
+  return t;
+}
+
 Tensor Buffers::zeros(std::initializer_list<int64_t> shape) {
   return view(floats(product(shape)), DType::f32, shape);
 }

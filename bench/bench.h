@@ -41,6 +41,8 @@ class Buffers {
 
   // Row-major f32 with values in [-1, 1) from a fixed pattern.
   Tensor f32(std::initializer_list<int64_t> shape);
+  // The same pattern rounded to bf16 or f16 (any float dtype).
+  Tensor values(DType dtype, std::initializer_list<int64_t> shape);
   // Row-major f32, zero-filled: outputs.
   Tensor zeros(std::initializer_list<int64_t> shape);
   // f64 outputs, zero-filled.

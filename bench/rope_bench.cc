@@ -1,6 +1,7 @@
 // rope: q rotated in place, f32, half-split, rotary_dim = head_dim, with the angles computed from
-// the frequencies ("angles") or read from a cos/sin cache ("cached"). Rotation preserves norms, so
-// in-place calls repeated over the timed loop stay finite.
+// the frequencies ("angles") or read from a cos/sin cache ("cached"); and bf16 q with angles
+// ("bf16"), which moves half the bytes. Rotation preserves norms, so in-place calls repeated over
+// the timed loop stay finite.
 #include <cmath>
 
 #include "bench/bench.h"
@@ -8,20 +9,22 @@
 namespace posenc::bench {
 namespace {
 
-Case<RopeCall> rope_case(const TokenShape& s, bool cached) {
+Case<RopeCall> rope_case(const TokenShape& s, bool cached, DType dtype = DType::f32) {
   const int64_t t = s.tokens, h = s.heads, d = s.head_dim;
   const int64_t rows = first_position(t) + t;  // the cache covers every position used
-  double bytes = 2.0 * 4 * static_cast<double>(t * h * d) + 8.0 * t;  // q read and written; pos
-  if (cached) bytes += 2.0 * 4 * static_cast<double>(t * d / 2);      // one cos and sin row each
+  const auto element = static_cast<double>(dtype_size(dtype));
+  double bytes = 2.0 * element * static_cast<double>(t * h * d) + 8.0 * t;  // q read, written; pos
+  if (cached) bytes += 2.0 * 4 * static_cast<double>(t * d / 2);  // one cos and sin row each
   return {
       .label = "t=" + std::to_string(t) + ",h=" + std::to_string(h) + ",d=" + std::to_string(d) +
-               (cached ? ",cached" : ",angles"),
+               (cached ? ",cached" : ",angles") +
+               (dtype == DType::f32 ? std::string() : std::string(",") + dtype_name(dtype)),
       .bytes = bytes,
       .reference = bytes <= kReferenceMaxBytes,
       .build =
           [=](Buffers& b) {
             RopeCall call;
-            call.q = call.q_out = b.f32({t, h, d});
+            call.q = call.q_out = b.values(dtype, {t, h, d});
             call.positions = b.positions(t, first_position(t));
             call.rotary_dim = d;
             if (cached) {
@@ -43,8 +46,10 @@ Case<RopeCall> rope_case(const TokenShape& s, bool cached) {
 }
 
 void register_rope() {
-  for (const TokenShape& s : token_shapes())
+  for (const TokenShape& s : token_shapes()) {
     for (bool cached : {false, true}) register_case(rope_case(s, cached));
+    register_case(rope_case(s, false, DType::bf16));
+  }
 }
 
 const bool registered = add_family(Family::rope, register_rope);

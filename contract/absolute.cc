@@ -6,10 +6,11 @@ namespace posenc {
 
 void AbsoluteCall::validate() const {
   check_threads(threads);
-  check_view(x, "x", 2, {DType::f32});
-  check_view(table, "table", 2, {DType::f32});
+  check_view(x, "x", 2, {DType::f32, DType::bf16, DType::f16});
+  check_view(table, "table", 2, {DType::f32, DType::bf16, DType::f16});
   check_view(positions, "positions", 1, {DType::i64, DType::i32});
-  check_view(out, "out", 2, {DType::f32});
+  check_view(out, "out", 2, {DType::f32, DType::bf16, DType::f16});
+  check_same_dtype(out, "out", x, "x");
   const int64_t tokens = x.shape[0], dim = x.shape[1], rows = table.shape[0];
   POSENC_REQUIRE(dim >= 1, "x.shape[1]", dim, "dim must be >= 1");
   check_dim(table, "table", 1, dim);

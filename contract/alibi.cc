@@ -13,7 +13,7 @@ void AlibiCall::validate() const {
                  "must be finite and > 0");
   check_view(q_positions, "q_positions", 1, {DType::i64, DType::i32});
   check_view(k_positions, "k_positions", 1, {DType::i64, DType::i32});
-  check_view(bias, "bias", 3, {DType::f32});
+  check_view(bias, "bias", 3, {DType::f32, DType::bf16, DType::f16});
   check_dim(bias, "bias", 0, n_heads);
   check_dim(bias, "bias", 1, q_positions.shape[0]);
   check_dim(bias, "bias", 2, k_positions.shape[0]);

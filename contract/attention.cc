@@ -8,10 +8,13 @@ namespace posenc {
 
 void AttentionCall::validate() const {
   check_threads(threads);
-  check_view(q, "q", 3, {DType::f32});
-  check_view(k, "k", 3, {DType::f32});
-  check_view(v, "v", 3, {DType::f32});
-  check_view(out, "out", 3, {DType::f32});
+  check_view(q, "q", 3, {DType::f32, DType::bf16, DType::f16});
+  check_view(k, "k", 3, {DType::f32, DType::bf16, DType::f16});
+  check_view(v, "v", 3, {DType::f32, DType::bf16, DType::f16});
+  check_view(out, "out", 3, {DType::f32, DType::bf16, DType::f16});
+  check_same_dtype(k, "k", q, "q");
+  check_same_dtype(v, "v", q, "q");
+  check_same_dtype(out, "out", q, "q");
   const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
   const int64_t tk = k.shape[0], hkv = k.shape[1], dv = v.shape[2];
   POSENC_REQUIRE(hq >= 1, "q.shape[1]", hq, "query heads must be >= 1");
@@ -41,7 +44,8 @@ void AttentionCall::validate() const {
     check_positions(*k_positions, "k_positions", 0, kMaxPosition);
   }
   if (bias) {
-    check_view(*bias, "bias", 3, {DType::f32});
+    check_view(*bias, "bias", 3, {DType::f32, DType::bf16, DType::f16});
+    if (bias->dtype != DType::f32) check_same_dtype(*bias, "bias", q, "q");
     check_dim(*bias, "bias", 0, hq);
     check_dim(*bias, "bias", 1, tq);
     check_dim(*bias, "bias", 2, tk);

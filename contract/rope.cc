@@ -15,8 +15,9 @@ const char* layout_name(RopeLayout layout) {
 
 void RopeCall::validate() const {
   check_threads(threads);
-  check_view(q, "q", 3, {DType::f32});
-  check_view(q_out, "q_out", 3, {DType::f32});
+  check_view(q, "q", 3, {DType::f32, DType::bf16, DType::f16});
+  check_view(q_out, "q_out", 3, {DType::f32, DType::bf16, DType::f16});
+  check_same_dtype(q_out, "q_out", q, "q");
   check_view(positions, "positions", 1, {DType::i64, DType::i32});
   const int64_t tokens = q.shape[0], head_dim = q.shape[2];
   POSENC_REQUIRE(q.shape[1] >= 1, "q.shape[1]", q.shape[1], "heads must be >= 1");
@@ -32,8 +33,10 @@ void RopeCall::validate() const {
   POSENC_REQUIRE(k.has_value() == k_out.has_value(), "k_out", k_out ? "given" : "absent",
                  "k and k_out come together");
   if (k) {
-    check_view(*k, "k", 3, {DType::f32});
-    check_view(*k_out, "k_out", 3, {DType::f32});
+    check_view(*k, "k", 3, {DType::f32, DType::bf16, DType::f16});
+    check_view(*k_out, "k_out", 3, {DType::f32, DType::bf16, DType::f16});
+    check_same_dtype(*k, "k", q, "q");
+    check_same_dtype(*k_out, "k_out", *k, "k");
     check_dim(*k, "k", 0, tokens);
     POSENC_REQUIRE(k->shape[1] >= 1, "k.shape[1]", k->shape[1], "heads must be >= 1");
     check_dim(*k, "k", 2, head_dim);
@@ -42,8 +45,9 @@ void RopeCall::validate() const {
   POSENC_REQUIRE(cos.has_value() == sin.has_value(), "sin", sin ? "given" : "absent",
                  "cos and sin come together");
   if (cos) {
-    check_view(*cos, "cos", 2, {DType::f32});
-    check_view(*sin, "sin", 2, {DType::f32});
+    check_view(*cos, "cos", 2, {DType::f32, DType::bf16});
+    check_view(*sin, "sin", 2, {DType::f32, DType::bf16});
+    check_same_dtype(*sin, "sin", *cos, "cos");
     check_dim(*cos, "cos", 1, rotary_dim / 2);
     check_dim(*sin, "sin", 0, cos->shape[0]);
     check_dim(*sin, "sin", 1, rotary_dim / 2);

@@ -7,8 +7,9 @@ namespace posenc {
 void RopeCacheCall::validate() const {
   check_threads(threads);
   scaling.validate(rotary_dim, base);
-  check_view(cos, "cos", 2, {DType::f32});
-  check_view(sin, "sin", 2, {DType::f32});
+  check_view(cos, "cos", 2, {DType::f32, DType::bf16});
+  check_view(sin, "sin", 2, {DType::f32, DType::bf16});
+  check_same_dtype(sin, "sin", cos, "cos");
   const int64_t rows = cos.shape[0];
   check_dim(cos, "cos", 1, rotary_dim / 2);
   check_dim(sin, "sin", 0, rows);

@@ -8,13 +8,14 @@ namespace posenc {
 
 void SinusoidalCall::validate() const {
   check_threads(threads);
-  check_view(out, "out", 2, {DType::f32});
+  check_view(out, "out", 2, {DType::f32, DType::bf16, DType::f16});
   const int64_t tokens = out.shape[0], d = out.shape[1];
   POSENC_REQUIRE(d >= 2 && d % 2 == 0, "out.shape[1]", d, "model dim must be even and >= 2");
   POSENC_REQUIRE(std::isfinite(base) && base >= 1, "base", base,
                  "must be finite and >= 1: frequencies base^(-2i/d) stay <= 1");
   if (x) {
-    check_view(*x, "x", 2, {DType::f32});
+    check_view(*x, "x", 2, {DType::f32, DType::bf16, DType::f16});
+    check_same_dtype(*x, "x", out, "out");
     check_dim(*x, "x", 0, tokens);
     check_dim(*x, "x", 1, d);
   }

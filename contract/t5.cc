@@ -17,11 +17,12 @@ void T5Call::validate() const {
                      std::to_string(exact) + ")");
   check_view(q_positions, "q_positions", 1, {DType::i64, DType::i32});
   check_view(k_positions, "k_positions", 1, {DType::i64, DType::i32});
-  check_view(table, "table", 2, {DType::f32});
+  check_view(table, "table", 2, {DType::f32, DType::bf16, DType::f16});
   check_dim(table, "table", 0, n_buckets);
   const int64_t heads = table.shape[1];
   POSENC_REQUIRE(heads >= 1, "table.shape[1]", heads, "heads must be >= 1");
-  check_view(bias, "bias", 3, {DType::f32});
+  check_view(bias, "bias", 3, {DType::f32, DType::bf16, DType::f16});
+  check_same_dtype(bias, "bias", table, "table");
   check_dim(bias, "bias", 0, heads);
   check_dim(bias, "bias", 1, q_positions.shape[0]);
   check_dim(bias, "bias", 2, k_positions.shape[0]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <vector>
@@ -84,14 +85,92 @@ Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape,
   return t;
 }
 
+namespace {
+
+// x rounded to nearest, ties to even, on the grid of a binary format with `digits` significant
+// bits, smallest normal exponent `min_exp` (evenly spaced subnormals below) and largest finite
+// value `max_finite` (±∞ past it). One rounding, straight from double: no f32 step in between.
+double round_to_format(double x, int digits, int min_exp, double max_finite) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int e;
+  std::frexp(x, &e);  // |x| = m·2^e, m in [0.5, 1)
+  const double step = std::ldexp(1.0, std::max(e - 1, min_exp) - (digits - 1));
+  const double r = std::nearbyint(x / step) * step;  // x / step is exact: a power of two
+  return std::fabs(r) > max_finite ? std::copysign(INFINITY, x) : r;
+}
+
+constexpr double kMaxBf16 = 0x1.FEp127, kMaxF16 = 65504;
+
+// A double whose exponent lies in a format's normal range (biased exponent bits in [lo, hi])
+// rounds with integer arithmetic on its bits: adding half an ulp less one, plus the kept part's
+// last bit, carries into the kept part exactly when rounding to nearest even goes up, and a carry
+// out of the largest binade lands on ∞'s encoding. `dropped` fraction bits go; the exponent is
+// rebiased. Returns -1 outside that range (subnormal results, ∞, NaN, 0): the caller takes the slow
+// path.
+int32_t round_normal(double value, int dropped, uint64_t lo, uint64_t hi, uint64_t rebias) {
+  const auto bits = std::bit_cast<uint64_t>(value);
+  const uint64_t magnitude = bits & ~(uint64_t{1} << 63), exponent = magnitude >> 52;
+  if (exponent < lo || exponent > hi) return -1;
+  const uint64_t half = (uint64_t{1} << (dropped - 1)) - 1;
+  const uint64_t kept = (magnitude + half + ((magnitude >> dropped) & 1)) >> dropped;
+  return static_cast<int32_t>((kept - rebias) | (bits >> 63 << 15));
+}
+
+uint16_t bf16_bits(double value) {
+  // 7 fraction bits of 52; exponent 1023 − 126 … 1023 + 127, rebiased by (1023 − 127) << 7.
+  if (const int32_t fast = round_normal(value, 45, 897, 1150, uint64_t{896} << 7); fast >= 0)
+    return static_cast<uint16_t>(fast);
+  const double r = round_to_format(value, 8, -126, kMaxBf16);
+  const auto bits = std::bit_cast<uint32_t>(static_cast<float>(r));  // exact: r is on the grid
+  const auto high = static_cast<uint16_t>(bits >> 16);
+  return std::isnan(r) ? static_cast<uint16_t>(high | 0x0040) : high;  // a NaN stays a NaN
+}
+
+double from_bf16(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+
+uint16_t f16_bits(double value) {
+  // 10 fraction bits of 52; exponent 1023 − 14 … 1023 + 15, rebiased by (1023 − 15) << 10.
+  if (const int32_t fast = round_normal(value, 42, 1009, 1038, uint64_t{1008} << 10); fast >= 0)
+    return static_cast<uint16_t>(fast);
+  const double r = round_to_format(value, 11, -14, kMaxF16);
+  const uint16_t sign = std::signbit(r) ? 0x8000 : 0;
+  if (std::isnan(r)) return sign | 0x7E00;
+  if (std::isinf(r)) return sign | 0x7C00;
+  const double a = std::fabs(r);
+  if (a < 0x1p-14) return sign | static_cast<uint16_t>(a * 0x1p24);  // subnormal: m·2⁻²⁴
+  int e;
+  const double m = std::frexp(a, &e);  // a = m·2^e: biased exponent e + 14, 10 fraction bits
+  return sign | static_cast<uint16_t>((e + 14) << 10) | static_cast<uint16_t>(m * 2048 - 1024);
+}
+
+double from_f16(uint16_t bits) {
+  const uint32_t exponent = (bits >> 10) & 0x1F, fraction = bits & 0x3FF;
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t f32;
+  if (exponent == 0) {  // ±0 and subnormals: fraction·2⁻²⁴, exact in f32
+    f32 = std::bit_cast<uint32_t>(static_cast<float>(fraction) * 0x1p-24f);
+  } else if (exponent == 0x1F) {  // ±∞, NaN (payload kept)
+    f32 = 0x7F800000 | fraction << 13;
+  } else {
+    f32 = (exponent + 112) << 23 | fraction << 13;
+  }
+  return std::bit_cast<float>(f32 | sign);
+}
+
+}  // namespace
+
 double load(const Tensor& t, int64_t offset) {
   switch (t.dtype) {
     case DType::f32:
       return static_cast<const float*>(t.data)[offset];
     case DType::f64:
       return static_cast<const double*>(t.data)[offset];
+    case DType::bf16:
+      return from_bf16(static_cast<const uint16_t*>(t.data)[offset]);
+    case DType::f16:
+      return from_f16(static_cast<const uint16_t*>(t.data)[offset]);
     default:
-      throw Error("dtype", dtype_name(t.dtype), "not a supported float dtype here");
+      throw Error("dtype", dtype_name(t.dtype), "not a float dtype");
   }
 }
 
@@ -103,8 +182,14 @@ void store(const Tensor& t, int64_t offset, double value) {
     case DType::f64:
       static_cast<double*>(t.data)[offset] = value;
       return;
+    case DType::bf16:
+      static_cast<uint16_t*>(t.data)[offset] = bf16_bits(value);
+      return;
+    case DType::f16:
+      static_cast<uint16_t*>(t.data)[offset] = f16_bits(value);
+      return;
     default:
-      throw Error("dtype", dtype_name(t.dtype), "not a supported float dtype here");
+      throw Error("dtype", dtype_name(t.dtype), "not a float dtype");
   }
 }
 
@@ -171,6 +256,13 @@ void check_view(const Tensor& t, std::string_view name, int rank,
   mul_or_throw(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), name, ".strides");
   POSENC_REQUIRE(t.data != nullptr, std::string(name) + ".data", "null",
                  "must point to memory for a non-empty view");
+}
+
+void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
+                      std::string_view like_name) {
+  POSENC_REQUIRE(
+      t.dtype == like.dtype, std::string(name) + ".dtype", dtype_name(t.dtype),
+      "must be " + std::string(dtype_name(like.dtype)) + " like " + std::string(like_name));
 }
 
 void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "posenc/error.h"
@@ -105,6 +108,122 @@ TEST(Tensor, ViewVariantsFlagDtypeAndStrides) {
   Tensor b = view(buf, DType::f32, {2, 4}, {8, 1});
   EXPECT_EQ(view_variants({&a}), variant::f32);
   EXPECT_EQ(view_variants({&a, &b}), variant::f32 | variant::strided);
+}
+
+// store() rounds once from double to nearest, ties to even. The bit patterns are written out by
+// hand from the formats: bf16 = f32's top 16 bits (8 significant bits), f16 = 1·5·10.
+uint16_t bits_after_store(DType dtype, double value) {
+  uint16_t bits = 0;
+  store(view(&bits, dtype, {1}), 0, value);
+  return bits;
+}
+
+TEST(Tensor, Bf16StoreRoundsOnceToNearestEven) {
+  EXPECT_EQ(bits_after_store(DType::bf16, 1.0), 0x3F80);
+  EXPECT_EQ(bits_after_store(DType::bf16, -2.0), 0xC000);
+  EXPECT_EQ(bits_after_store(DType::bf16, 1 + 0x1p-8), 0x3F80);      // tie: to even (down)
+  EXPECT_EQ(bits_after_store(DType::bf16, 1 + 3 * 0x1p-8), 0x3F82);  // tie: to even (up)
+  // Just above the tie by less than half an f32 ulp: through f32 it would become the tie and
+  // round down to 1; rounded once it goes up.
+  EXPECT_EQ(bits_after_store(DType::bf16, 1 + 0x1p-8 + 0x1p-30), 0x3F81);
+  EXPECT_EQ(bits_after_store(DType::bf16, 0x1p-133), 0x0001);  // smallest subnormal
+  EXPECT_EQ(bits_after_store(DType::bf16, 0x1p-134), 0x0000);  // tie with 0: even
+  EXPECT_EQ(bits_after_store(DType::bf16, 0x1.8p-134), 0x0001);
+  EXPECT_EQ(bits_after_store(DType::bf16, 0x1.FEp127), 0x7F7F);  // largest finite
+  EXPECT_EQ(bits_after_store(DType::bf16, 0x1.FFp127), 0x7F80);  // tie past it: ∞
+  EXPECT_EQ(bits_after_store(DType::bf16, -INFINITY), 0xFF80);
+  EXPECT_EQ(bits_after_store(DType::bf16, -0.0), 0x8000);
+  const uint16_t nan = bits_after_store(DType::bf16, NAN);
+  EXPECT_EQ(nan & 0x7F80, 0x7F80);
+  EXPECT_NE(nan & 0x007F, 0);
+}
+
+TEST(Tensor, F16StoreRoundsOnceToNearestEven) {
+  EXPECT_EQ(bits_after_store(DType::f16, 1.0), 0x3C00);
+  EXPECT_EQ(bits_after_store(DType::f16, -0.5), 0xB800);
+  EXPECT_EQ(bits_after_store(DType::f16, 1 + 0x1p-11), 0x3C00);            // tie: to even
+  EXPECT_EQ(bits_after_store(DType::f16, 1 + 0x1p-11 + 0x1p-40), 0x3C01);  // once, not via f32
+  EXPECT_EQ(bits_after_store(DType::f16, 65504), 0x7BFF);
+  EXPECT_EQ(bits_after_store(DType::f16, 65519.99), 0x7BFF);
+  EXPECT_EQ(bits_after_store(DType::f16, 65520), 0x7C00);      // tie past the largest: ∞
+  EXPECT_EQ(bits_after_store(DType::f16, 0x1p-14), 0x0400);    // smallest normal
+  EXPECT_EQ(bits_after_store(DType::f16, 0x1p-24), 0x0001);    // smallest subnormal
+  EXPECT_EQ(bits_after_store(DType::f16, 0x1p-25), 0x0000);    // tie with 0: even
+  EXPECT_EQ(bits_after_store(DType::f16, 0x1.8p-24), 0x0002);  // tie: to even (up)
+  EXPECT_EQ(bits_after_store(DType::f16, 0x3FFp-24), 0x03FF);  // largest subnormal
+  EXPECT_EQ(bits_after_store(DType::f16, -INFINITY), 0xFC00);
+  EXPECT_EQ(bits_after_store(DType::f16, NAN) & 0x7E00, 0x7E00);
+}
+
+// Over random doubles of every magnitude: the stored value is a grid point no farther from x than
+// either grid neighbour, and at a tie the even one.
+TEST(Tensor, HalfPrecisionStoreIsTheNearestGridPoint) {
+  uint64_t state = 12345;
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (int n = 0; n < 200000; ++n) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      const double u = static_cast<double>(state >> 11) * 0x1p-53 * 2 - 1;
+      // Magnitudes from far below the subnormals to past the largest finite value.
+      const double x = std::ldexp(u, static_cast<int>(state % 300) - 160);
+      uint16_t bits = 0;
+      const Tensor t = view(&bits, dtype, {1});
+      store(t, 0, x);
+      const double got = load(t, 0);
+      if (std::isinf(got)) {
+        EXPECT_GT(std::fabs(x), dtype == DType::bf16 ? 0x1.FEp127 : 65504.0) << x;
+        continue;
+      }
+      for (int step : {-1, 1}) {
+        uint16_t neighbour = static_cast<uint16_t>(bits + step);
+        if ((bits & 0x7FFF) == 0 && step == -1) neighbour = bits ^ 0x8001;  // across zero
+        const double other = load(view(&neighbour, dtype, {1}), 0);
+        if (std::isnan(other) || std::isinf(other)) continue;
+        const double mine = std::fabs(got - x), theirs = std::fabs(other - x);
+        EXPECT_LE(mine, theirs) << dtype_name(dtype) << " x=" << x << " got " << got;
+        if (mine == theirs && mine != 0) {
+          EXPECT_EQ(bits & 1, 0) << "tie not to even at " << x;
+        }
+      }
+    }
+  }
+}
+
+TEST(Tensor, HalfPrecisionLoadsAreExact) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (double x : {1.0, -3.5, 0x1p-14, 0x1p-24, 0.1, 1e4, -0.0}) {
+      uint16_t bits = 0;
+      const Tensor t = view(&bits, dtype, {1});
+      store(t, 0, x);
+      const double once = load(t, 0);
+      store(t, 0, once);  // a value on the grid stores as itself
+      EXPECT_EQ(load(t, 0), once) << dtype_name(dtype) << " " << x;
+      EXPECT_LE(std::fabs(once - x), std::fabs(x) * (dtype == DType::bf16 ? 0x1p-8 : 0x1p-11))
+          << dtype_name(dtype) << " " << x;
+    }
+  }
+  uint16_t f16_bits[] = {0x3555, 0x0001, 0x7C00, 0x7E00};  // 0.333252, 2⁻²⁴, ∞, NaN
+  const Tensor f16 = view(f16_bits, DType::f16, {4});
+  EXPECT_EQ(load(f16, 0), 0x1.554p-2);
+  EXPECT_EQ(load(f16, 1), 0x1p-24);
+  EXPECT_EQ(load(f16, 2), INFINITY);
+  EXPECT_TRUE(std::isnan(load(f16, 3)));
+  uint16_t bf16_bits[] = {0x3EAB};  // 0.333984375
+  EXPECT_EQ(load(view(bf16_bits, DType::bf16, {1}), 0), 0x1.56p-2);
+}
+
+TEST(Tensor, MismatchedDtypesNameTheArgument) {
+  uint16_t a[4], b[4];
+  float c[4];
+  EXPECT_NO_THROW(
+      check_same_dtype(view(a, DType::bf16, {4}), "q_out", view(b, DType::bf16, {4}), "q"));
+  try {
+    check_same_dtype(view(c, DType::f32, {4}), "q_out", view(b, DType::bf16, {4}), "q");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "q_out.dtype");
+    EXPECT_EQ(e.value(), "f32");
+    EXPECT_NE(std::string(e.what()).find("must be bf16 like q"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Tensor, ThreadsComeFromTheCallOrTheEnvironment) {

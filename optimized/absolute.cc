@@ -1,5 +1,7 @@
 // absolute: out[t] = x[t] + table[positions[t]], one f32 add per element (correctly rounded, so
 // bitwise equal to the reference). Tokens are split across threads; rows are vectorized.
+// Rows with a bf16 or f16 x, out or table take a scalar loop: the reference's double add, rounded
+// once by the contract's store() (bitwise equal too; not vectorized yet).
 #ifndef POSENC_OPTIMIZED_ABSOLUTE_SHARED
 #define POSENC_OPTIMIZED_ABSOLUTE_SHARED
 #include "optimized/optimized.h"
@@ -21,8 +23,14 @@ void AbsoluteRows(const AbsoluteCall& call, int64_t begin, int64_t end) {
   const Tensor &x = call.x, &table = call.table, &out = call.out;
   const int64_t dim = x.shape[1];
   const bool unit_stride = x.strides[1] == 1 && table.strides[1] == 1 && out.strides[1] == 1;
+  const bool f32 = out.dtype == DType::f32 && table.dtype == DType::f32;  // x's is out's
   for (int64_t t = begin; t < end; ++t) {
     const int64_t row = load_index(call.positions, call.positions.offset(t));
+    if (!f32) {
+      for (int64_t c = 0; c < dim; ++c)
+        store(out, out.offset(t, c), load(x, x.offset(t, c)) + load(table, table.offset(row, c)));
+      continue;
+    }
     const float* xr = x.as<float>() + x.offset(t);
     const float* pr = table.as<float>() + table.offset(row);
     float* o = out.as<float>() + out.offset(t);
@@ -63,8 +71,10 @@ void run_absolute(const AbsoluteCall& call, AbsoluteRowsFn* rows) {
 
 std::vector<Impl<AbsoluteCall>> absolute() {
   static const TargetTable<AbsoluteRowsFn> table = POSENC_TARGET_TABLE(AbsoluteRows);
-  return target_impls<AbsoluteCall>("absolute", variant::f32 | variant::strided | variant::in_place,
-                                    /*bound=*/0, /*threaded=*/true, table, run_absolute);
+  return target_impls<AbsoluteCall>(
+      "absolute",
+      variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::in_place,
+      /*bound=*/0, /*threaded=*/true, table, run_absolute);
 }
 
 }  // namespace posenc::optimized

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
+#include "optimized/testing.h"
 #include "optimized/thread_pool.h"
 #include "posenc/error.h"
 
@@ -108,6 +109,35 @@ TEST(OptimizedAbsolute, StridedViewsAndInt32PositionsAndInPlace) {
     impl.run(in_place);
     EXPECT_TRUE(bitwise_equal(p.x, expected)) << impl.name << " in place";
   }
+}
+
+// bf16 and f16 (x and out), and f32 with a low-precision table, with a table of each dtype,
+// strided, in place and not, with specials: the reference's double sum rounded once, bit for bit,
+// on every target.
+TEST(OptimizedAbsolute, HalfPrecisionIsBitwiseOnEveryTarget) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16})
+    for (DType table_dtype : {DType::f32, DType::bf16, DType::f16})
+      for (bool in_place : {false, true}) {
+        const harness::Problem<AbsoluteCall> problem{
+            std::string(dtype_name(dtype)) + " table " + dtype_name(table_dtype) +
+                (in_place ? " in place" : ""),
+            [=](harness::Arena& arena) {
+              harness::Values values(3);
+              const int64_t tokens = 11, rows = 7, dim = 37;
+              AbsoluteCall call;
+              call.x = arena.alloc(dtype, {tokens, dim}, harness::Layout::padded);
+              call.table = arena.alloc(table_dtype, {rows, dim}, harness::Layout::permuted);
+              values.fill(call.x, -300, 300);
+              values.fill(call.table, -2, 2);
+              store(call.x, call.x.offset(2, 5), INFINITY);
+              store(call.table, call.table.offset(1, 6), NAN);
+              call.positions = arena.alloc(DType::i32, {tokens});
+              values.fill_index(call.positions, 0, rows - 1);
+              call.out = in_place ? call.x : arena.alloc(dtype, {tokens, dim});
+              return call;
+            }};
+        expect_every_target_matches(absolute(), problem);
+      }
 }
 
 TEST(OptimizedAbsolute, BitwiseIdenticalForEveryThreadCount) {

@@ -200,6 +200,7 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
   if (call.slopes) {
     for (int64_t h = 0; h < heads; ++h) store(*call.slopes, call.slopes->offset(h), plan.slopes[h]);
   }
+  if (call.bias.numel() == 0) return;  // an empty view may have no data to offset from
   if (plan.value_lines) {
     const double per_line = 0.5 * static_cast<double>(plan.lines.length);
     parallel_for(heads, plan_parts(call.threads, heads, per_line),

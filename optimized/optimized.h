@@ -20,11 +20,13 @@
 
 namespace posenc::optimized {
 
-// out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise).
+// out = x + table[positions] in f32: one correctly rounded add, so bound 0 (bitwise). bf16 and f16:
+// the reference's double add rounded once (scalar), bitwise too.
 std::vector<Impl<AbsoluteCall>> absolute();
 
 // Angles exact in double (split frequencies), sin/cos in double, x added in double, rounded once:
-// bound 1 ulp_f32(1 + |x|).
+// bound 1 ulp_f32(1 + |x|). bf16 and f16 outputs: the same double sums rounded once (scalar), held
+// to 1 ulp of the output dtype (kernel.h).
 std::vector<Impl<SinusoidalCall>> sinusoidal();
 
 // Scalar double, the formulas of rope_frequencies.h written independently of the reference: a
@@ -32,6 +34,7 @@ std::vector<Impl<SinusoidalCall>> sinusoidal();
 std::vector<Impl<RopeFrequenciesCall>> rope_frequencies();
 
 // a·cos(p·ω), a·sin(p·ω) from exact angles and double sin/cos, rounded once to f32: bound 1 ulp(a).
+// A bf16 table is rounded once to bf16 from the same double values.
 std::vector<Impl<RopeCacheCall>> rope_cache();
 
 // Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
@@ -39,6 +42,8 @@ std::vector<Impl<RopeCacheCall>> rope_cache();
 // of the exact value before its final rounding, so within 2 of the reference's rounded result.
 // Bound 2 (proof in rope.cc). The pass-through tail is copied bit for bit. f32 throughout: a
 // product of an input and a coefficient past FLT_MAX overflows (inputs near FLT_MAX with f > 1).
+// bf16 and f16 activations (f32 or bf16 caches): promoted, the same f32 arithmetic, rounded once
+// more to the output: within 1 ulp of the output dtype (kernel.h).
 std::vector<Impl<RopeCall>> rope();
 
 // softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax

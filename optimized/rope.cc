@@ -24,6 +24,15 @@
 // to 0: ∞·0), or a cache row with an entry above 1 in magnitude. Otherwise no coefficient or
 // product overflows or vanishes where the reference's does not; only an output within 2u of the ±∞
 // rounding threshold may still round the other way.
+// A recomputed bf16 or f16 output is rounded to f32 first, then to its dtype.
+//
+// bf16 and f16 activations are promoted to f32 (exact), rotated with the same arithmetic, and the
+// result rounded once more, to nearest even, to the output dtype: the f32 value is within 2 ulp_f32
+// of the exact one, so the output lands on the reference's grid point or its neighbour, within
+// 1 ulp of the output dtype (kernel.h). Highway 1.0.3's bf16 DemoteTo truncates, and its emulated
+// f16 conversions (targets without F16C) truncate and turn ±∞ into 65536: this file converts with
+// integer lane arithmetic instead, and uses F16C's vcvtps2ph / vcvtph2ps where the target has them.
+// A bf16 cache row is widened to f32 (exact).
 //
 // Tokens are split across threads; every element is computed the same way in every part, so the
 // output is bitwise identical for any thread count.
@@ -42,10 +51,10 @@
 
 namespace posenc::optimized {
 
-// One of q, k: input and output heads of every token, strides in elements.
+// One of q, k: input and output heads of every token (of the plan's dtype), strides in elements.
 struct RopeHeads {
-  const float* in = nullptr;
-  float* out = nullptr;
+  const void* in = nullptr;
+  void* out = nullptr;
   int64_t heads = 0;  // 0 when absent
   std::array<int64_t, 3> in_strides{}, out_strides{};
   bool in_place = false;
@@ -53,8 +62,10 @@ struct RopeHeads {
 
 struct RopePlan {
   const RopeCall* call;
+  DType dtype;  // of q, k and their outputs
   int64_t half, rotary_dim, head_dim;
   bool interleaved;
+  bool native_bf16;      // the CPU converts f32 to bf16 itself (AVX512_BF16)
   float sin_sign;        // −1 for the inverse rotation
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
@@ -122,6 +133,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 // `position`, or else from the walker's double sin/cos of the token.
 HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
   const Tensor &cos = *plan.call->cos, &sin = *plan.call->sin;
+  if (cos.dtype == DType::bf16) {
+    const auto* cr = cos.as<const hwy::bfloat16_t>() + cos.offset(position);
+    const auto* sr = sin.as<const hwy::bfloat16_t>() + sin.offset(position);
+    for (int64_t i = 0; i < plan.half; ++i) {
+      c[i] = hwy::F32FromBF16(cr[i * cos.strides[1]]);
+      s[i] = plan.sin_sign * hwy::F32FromBF16(sr[i * sin.strides[1]]);
+    }
+    return;
+  }
   const float* cr = cos.as<float>() + cos.offset(position);
   const float* sr = sin.as<float>() + sin.offset(position);
   for (int64_t i = 0; i < plan.half; ++i) {
@@ -141,6 +161,123 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
     hn::Store(DemoteToF32(df, hn::Mul(hn::Load(dd, sin + i), fs)), df, s + i);
   }
 }
+
+// F16C converts f16 <-> f32 to nearest even, with subnormals, ±∞ and NaN.
+#undef POSENC_ROPE_F16C
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+#define POSENC_ROPE_F16C 1
+#else
+#define POSENC_ROPE_F16C 0
+#endif
+
+// A vector of f32 lanes from Lanes(d) elements of T at p: exact for every T.
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const float* p) {
+  return hn::LoadU(d, p);
+}
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const hwy::bfloat16_t* p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
+}
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const hwy::float16_t* p) {
+#if POSENC_ROPE_F16C
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+#else
+  // The magnitude's bits moved to f32's fields and scaled by 2¹¹² (= 2^(127 − 15)) is exact for
+  // normals and subnormals alike; exponent 31 (∞, NaN) becomes 255.
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto h = hn::PromoteTo(du, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
+  const auto magnitude =
+      hn::BitCast(du, hn::Mul(hn::BitCast(d, hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFF)))),
+                              hn::Set(d, 0x1p112f)));
+  const auto special = hn::Eq(hn::And(h, hn::Set(du, 0x7C00)), hn::Set(du, 0x7C00));
+  const auto bits = hn::IfThenElse(special, hn::Or(magnitude, hn::Set(du, 0x7F800000)), magnitude);
+  return hn::BitCast(d, hn::Or(bits, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000)))));
+#endif
+}
+
+// The low 16 bits of each u32 lane (all ≤ 0xFFFF), stored as Lanes(d) 16-bit elements at p.
+template <class DU>
+HWY_INLINE void StoreLow16(DU /* du */, hn::VFromD<DU> bits, void* p) {
+  const hn::RebindToSigned<DU> di;
+  const hn::Rebind<uint16_t, DU> du16;
+  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, bits)), du16, static_cast<uint16_t*>(p));
+}
+
+// Stores v rounded once to T, to nearest even.
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, float* p) {
+  hn::StoreU(v, d, p);
+}
+template <class D>
+HWY_INLINE void StoreF32(D /* d */, hn::VFromD<D> v, hwy::bfloat16_t* p) {
+  // Adding 0x7FFF plus the kept part's last bit carries into it exactly when the dropped 16 bits
+  // exceed half, or equal half with the kept part odd; a NaN is kept quiet.
+  const hn::RebindToUnsigned<D> du;
+  const auto u = hn::BitCast(du, v);
+  const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1));
+  const auto rounded = hn::Add(u, hn::Add(hn::Set(du, 0x7FFF), odd));
+  const auto nan = hn::RebindMask(du, hn::IsNaN(v));
+  StoreLow16(du, hn::ShiftRight<16>(hn::IfThenElse(nan, hn::Or(u, hn::Set(du, 0x400000)), rounded)),
+             p);
+}
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, hwy::float16_t* p) {
+#if POSENC_ROPE_F16C
+  const hn::Rebind<hwy::float16_t, D> df16;
+  hn::StoreU(hn::DemoteTo(df16, v), df16, p);
+#else
+  // Fabian Giesen's float_to_half_fast3_rtne, lane-wise.
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto u = hn::BitCast(du, v);
+  const auto sign = hn::And(u, hn::Set(du, 0x80000000u));
+  const auto a = hn::Xor(u, sign);  // |v|
+  const auto ai = hn::BitCast(di, a);
+  // |v| ≥ 65536, ∞ or NaN: ∞ or a quiet NaN (65520 ≤ |v| < 65536 carries into ∞ below).
+  const auto big = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7F800000))),
+                                  hn::Set(du, 0x7E00), hn::Set(du, 0x7C00));
+  // |v| < 2⁻¹⁴: adding ½ (ulp 2⁻²⁴, f16's subnormal step) rounds to nearest even.
+  const auto tiny = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, a), hn::Set(d, 0.5f))),
+                            hn::Set(du, 0x3F000000));
+  // Normal: rebias the exponent (−112 << 23) and round the 13 dropped bits to nearest even.
+  const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1));
+  const auto normal = hn::ShiftRight<13>(hn::Add(a, hn::Add(hn::Set(du, 0xC8000FFFu), odd)));
+  const auto is_big = hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477FFFFF)));
+  const auto is_tiny = hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000)));
+  const auto bits = hn::IfThenElse(is_big, big, hn::IfThenElse(is_tiny, tiny, normal));
+  StoreLow16(du, hn::Or(bits, hn::ShiftRight<16>(sign)), p);
+#endif
+}
+
+#if HWY_TARGET == HWY_AVX3_DL
+// bf16 elements stored by vcvtneps2bf16 (AVX512_BF16: nearest even, NaN kept quiet, in one
+// instruction). Highway 1.0.3 has no op for it and its AVX3_DL target does not enable the
+// extension, so it is inline assembly, run only when the CPU reports it (RopePlan::native_bf16).
+struct NativeBf16 {
+  uint16_t bits;
+};
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const NativeBf16* p) {
+  return LoadF32(d, reinterpret_cast<const hwy::bfloat16_t*>(p));
+}
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, NativeBf16* p) {
+  // The instruction treats subnormal inputs as zero: such vectors (rare; vfpclassps class 0x20)
+  // round by emulation.
+  if constexpr (hn::MaxLanes(D()) == 16) {
+    if (HWY_LIKELY(_mm512_fpclass_ps_mask(v.raw, 0x20) == 0)) {
+      __m256i bits;
+      asm("vcvtneps2bf16 %1, %0" : "=v"(bits) : "v"(v.raw));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
+      return;
+    }
+  }
+  StoreF32(d, v, reinterpret_cast<hwy::bfloat16_t*>(p));
+}
+#endif
 
 // Whether |c[i]| > 1 or |s[i]| > 1 for some i < n (arrays padded to whole vectors).
 template <class D>
@@ -179,17 +316,17 @@ HWY_NOINLINE V ExactHalfSplit(D d, const ExactPairs& exact, int64_t i, V a, V b,
 }
 
 // One pair vector: a' = a·c − b·s, b' = b·c + a·s, each one FMA over one rounded product.
-template <bool kGuarded, class D, class V = hn::VFromD<D>>
-HWY_INLINE void RotatePair(D d, const float* a_in, const float* b_in, float* a_out, float* b_out,
-                           V c, V s, V exact_from, const ExactPairs& exact, int64_t i) {
-  const V a = hn::LoadU(d, a_in), b = hn::LoadU(d, b_in);
+template <bool kGuarded, class D, class T, class V = hn::VFromD<D>>
+HWY_INLINE void RotatePair(D d, const T* a_in, const T* b_in, T* a_out, T* b_out, V c, V s,
+                           V exact_from, const ExactPairs& exact, int64_t i) {
+  const V a = LoadF32(d, a_in), b = LoadF32(d, b_in);
   V a2 = FusedMulSub(d, a, c, hn::Mul(b, s)), b2 = FusedMulAdd(d, b, c, hn::Mul(a, s));
   if (kGuarded && HWY_UNLIKELY(MayBeInexact(d, a2, b2, exact_from))) {
     a2 = ExactHalfSplit(d, exact, i, a, b, a2, true);
     b2 = ExactHalfSplit(d, exact, i, a, b, b2, false);
   }
-  hn::StoreU(a2, d, a_out);
-  hn::StoreU(b2, d, b_out);
+  StoreF32(d, a2, a_out);
+  StoreF32(d, b2, b_out);
 }
 
 // The interleaved vector x' = rotated x = (a0, b0, a1, b1, ...) of pairs j/2, j/2 + 1, ...: as
@@ -211,15 +348,15 @@ HWY_NOINLINE V ExactInterleaved(D d, const ExactPairs& exact, int64_t j, V x, V 
 // One interleaved vector x = (a0, b0, a1, b1, ...) with c2 = (c0, c0, c1, c1, ...) and
 // s2 = (−s0, s0, −s1, s1, ...): x' = fma(x, c2, round(swap(x)·s2)), RotatePair's arithmetic.
 // j: the index of x's first element in the row.
-template <bool kGuarded, class D, class V = hn::VFromD<D>>
-HWY_INLINE void RotateInterleavedVector(D d, const float* in, float* out, V c2, V s2, V exact_from,
+template <bool kGuarded, class D, class T, class V = hn::VFromD<D>>
+HWY_INLINE void RotateInterleavedVector(D d, const T* in, T* out, V c2, V s2, V exact_from,
                                         const ExactPairs& exact, int64_t j) {
-  const V x = hn::LoadU(d, in);
+  const V x = LoadF32(d, in);
   V x2 = FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2));
   if (kGuarded && HWY_UNLIKELY(MayBeInexact(d, x2, x2, exact_from))) {
     x2 = ExactInterleaved(d, exact, j, x, x2);
   }
-  hn::StoreU(x2, d, out);
+  StoreF32(d, x2, out);
 }
 
 // Contiguous rows (unit stride along head_dim): `heads` rows at in + h·in_stride, written to
@@ -230,22 +367,23 @@ HWY_INLINE void RotateInterleavedVector(D d, const float* in, float* out, V c2, 
 //     while the rows sit in cache;
 //   else row by row, streaming through memory in address order, which the hardware prefetcher
 //     follows (chunk by chunk it does not: 2.5x slower from DRAM).
+template <class T>
 struct Rows {
-  const float* in;
-  float* out;
+  const T* in;
+  T* out;
   int64_t heads, in_stride, out_stride;
   bool chunk_outer;
 };
 
-template <bool kGuarded, class D>
-HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float* c, const float* s,
-                                const ExactPairs& exact) {
+template <bool kGuarded, class D, class T>
+HWY_INLINE void RotateHalfSplit(D d, const Rows<T>& rows, int64_t half, const float* c,
+                                const float* s, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const auto exact_from = hn::Set(d, exact.plan->exact_from);
   const int64_t full = half / N * N;
   // Locals, not rows' fields: stores through out could alias those, forcing reloads.
-  const float* const in0 = rows.in;
-  float* const out0 = rows.out;
+  const T* const in0 = rows.in;
+  T* const out0 = rows.out;
   const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
   const auto row_in = [=](int64_t h) { return in0 + h * in_stride; };
   const auto row_out = [=](int64_t h) { return out0 + h * out_stride; };
@@ -253,16 +391,16 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
     for (int64_t i = 0; i < full; i += N) {
       const auto cv = hn::LoadU(d, c + i), sv = hn::LoadU(d, s + i);
       for (int64_t h = 0; h < heads; ++h) {
-        const float* in = row_in(h);
-        float* out = row_out(h);
+        const T* in = row_in(h);
+        T* out = row_out(h);
         RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, cv, sv, exact_from,
                              exact, i);
       }
     }
   } else {
     for (int64_t h = 0; h < heads; ++h) {
-      const float* in = row_in(h);
-      float* out = row_out(h);
+      const T* in = row_in(h);
+      T* out = row_out(h);
       for (int64_t i = 0; i < full; i += N) {
         RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
                              hn::LoadU(d, s + i), exact_from, exact, i);
@@ -271,9 +409,9 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
   }
   if (full == half) return;
   const auto cv = hn::LoadU(d, c + full), sv = hn::LoadU(d, s + full);  // padded arrays
-  const size_t rest = sizeof(float) * static_cast<size_t>(half - full);
+  const size_t rest = sizeof(T) * static_cast<size_t>(half - full);
   for (int64_t h = 0; h < heads; ++h) {
-    HWY_ALIGN float a[hn::MaxLanes(d)] = {}, b[hn::MaxLanes(d)] = {};
+    HWY_ALIGN T a[hn::MaxLanes(d)] = {}, b[hn::MaxLanes(d)] = {};
     std::memcpy(a, row_in(h) + full, rest);
     std::memcpy(b, row_in(h) + half + full, rest);
     RotatePair<kGuarded>(d, a, b, a, b, cv, sv, exact_from, exact, full);
@@ -282,15 +420,15 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows& rows, int64_t half, const float
   }
 }
 
-template <bool kGuarded, class D>
-HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, const float* c2,
+template <bool kGuarded, class D, class T>
+HWY_INLINE void RotateInterleaved(D d, const Rows<T>& rows, int64_t rotary_dim, const float* c2,
                                   const float* s2, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const float exact_from = exact.plan->exact_from;
   if constexpr (hn::MaxLanes(D()) >= 2) {
     const int64_t full = rotary_dim / N * N;
-    const float* const in0 = rows.in;  // locals: see RotateHalfSplit
-    float* const out0 = rows.out;
+    const T* const in0 = rows.in;  // locals: see RotateHalfSplit
+    T* const out0 = rows.out;
     const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
     const auto limit = hn::Set(d, exact_from);
     const auto rotate = [=, &exact](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
@@ -310,49 +448,52 @@ HWY_INLINE void RotateInterleaved(D d, const Rows& rows, int64_t rotary_dim, con
     }
     if (full == rotary_dim) return;
     const auto cv = hn::LoadU(d, c2 + full), sv = hn::LoadU(d, s2 + full);
-    const size_t rest = sizeof(float) * static_cast<size_t>(rotary_dim - full);
+    const size_t rest = sizeof(T) * static_cast<size_t>(rotary_dim - full);
     for (int64_t h = 0; h < heads; ++h) {
-      HWY_ALIGN float x[hn::MaxLanes(d)] = {};
+      HWY_ALIGN T x[hn::MaxLanes(d)] = {};
       std::memcpy(x, in0 + h * in_stride + full, rest);
       RotateInterleavedVector<kGuarded>(d, x, x, cv, sv, limit, exact, full);
       std::memcpy(out0 + h * out_stride + full, x, rest);
     }
   } else {  // one lane (HWY_SCALAR): swap by hand
     for (int64_t h = 0; h < rows.heads; ++h) {
-      const float* in = rows.in + h * rows.in_stride;
-      float* out = rows.out + h * rows.out_stride;
+      const T* in = rows.in + h * rows.in_stride;
+      T* out = rows.out + h * rows.out_stride;
       for (int64_t j = 0; j < rotary_dim; j += 2) {
-        const auto a = hn::Set(d, in[j]), b = hn::Set(d, in[j + 1]);
-        const float a2 =
-            hn::GetLane(FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j]))));
-        const float b2 = hn::GetLane(
-            FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1]))));
-        const float a_in = in[j], b_in = in[j + 1];  // in place, out[j] may be in[j]
-        const bool keep_a = !kGuarded || std::fabs(a2) < exact_from;
-        const bool keep_b = !kGuarded || std::fabs(b2) < exact_from;
-        out[j] = keep_a ? a2 : exact.element(j / 2, a_in, b_in, true);
-        out[j + 1] = keep_b ? b2 : exact.element(j / 2, a_in, b_in, false);
+        const auto a = LoadF32(d, in + j), b = LoadF32(d, in + j + 1);
+        auto a2 = FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j])));
+        auto b2 = FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1])));
+        if (kGuarded && !(std::fabs(hn::GetLane(a2)) < exact_from)) {
+          a2 = hn::Set(d, exact.element(j / 2, hn::GetLane(a), hn::GetLane(b), true));
+        }
+        if (kGuarded && !(std::fabs(hn::GetLane(b2)) < exact_from)) {
+          b2 = hn::Set(d, exact.element(j / 2, hn::GetLane(a), hn::GetLane(b), false));
+        }
+        StoreF32(d, a2, out + j);
+        StoreF32(d, b2, out + j + 1);
       }
     }
   }
   (void)N;
 }
 
-void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
+template <class T>
+void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int64_t padded = round_up(plan.half, kAnglePad), rot = plan.rotary_dim;
-  Scratch<float> scratch(6 * padded + round_up(rot, kAnglePad));
-  float* c = scratch.data();     // [padded]
-  float* s = c + padded;         // [padded]
-  float* c2 = s + padded;        // [2·padded], interleaved layout
-  float* s2 = c2 + 2 * padded;   // [2·padded]
-  float* row = s2 + 2 * padded;  // one strided row's rotary dims, gathered
+  Scratch<float> scratch(6 * padded);
+  float* c = scratch.data();    // [padded]
+  float* s = c + padded;        // [padded]
+  float* c2 = s + padded;       // [2·padded], interleaved layout
+  float* s2 = c2 + 2 * padded;  // [2·padded]
+  Scratch<T> row_scratch(round_up(rot, kAnglePad));
+  T* row = row_scratch.data();  // one strided row's rotary dims, gathered
   // Lanes past half feed only discarded tail lanes, but must hold defined values.
   std::fill(c, c + 2 * padded, 0.0f);
   ExactPairs exact{&plan, 0, c, s};  // position set per token
   bool guarded = plan.guarded;       // set per token when cached
-  const auto rotate = [&](const Rows& rows) {
+  const auto rotate = [&](const Rows<T>& rows) {
     if (plan.interleaved) {
       guarded ? RotateInterleaved<true>(d, rows, rot, c2, s2, exact)
               : RotateInterleaved<false>(d, rows, rot, c2, s2, exact);
@@ -363,27 +504,27 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   };
   const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
     if (x.heads == 0) return;
-    const float* in = x.in + t * x.in_strides[0];
-    float* out = x.out + t * x.out_strides[0];
+    const T* in = static_cast<const T*>(x.in) + t * x.in_strides[0];
+    T* out = static_cast<T*>(x.out) + t * x.out_strides[0];
     const int64_t is = x.in_strides[2], os = x.out_strides[2];
     if (is == 1 && os == 1) {
       rotate({in, out, x.heads, x.in_strides[1], x.out_strides[1], plan.chunk_outer});
       if (x.in_place || rot == plan.head_dim) return;
       for (int64_t h = 0; h < x.heads; ++h) {  // bit-exact pass-through
         std::memcpy(out + h * x.out_strides[1] + rot, in + h * x.in_strides[1] + rot,
-                    sizeof(float) * (plan.head_dim - rot));
+                    sizeof(T) * (plan.head_dim - rot));
       }
       return;
     }
     for (int64_t h = 0; h < x.heads; ++h) {
-      const float* in_row = in + h * x.in_strides[1];
-      float* out_row = out + h * x.out_strides[1];
+      const T* in_row = in + h * x.in_strides[1];
+      T* out_row = out + h * x.out_strides[1];
       for (int64_t j = 0; j < rot; ++j) row[j] = in_row[j * is];
       rotate({row, row, 1, 0, 0, false});
       for (int64_t j = 0; j < rot; ++j) out_row[j * os] = row[j];
       if (x.in_place) continue;
       for (int64_t j = rot; j < plan.head_dim; ++j) {  // bit-exact pass-through
-        std::memcpy(out_row + j * os, in_row + j * is, sizeof(float));
+        std::memcpy(out_row + j * os, in_row + j * is, sizeof(T));
       }
     }
   };
@@ -414,6 +555,20 @@ void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   }
 }
 
+void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
+  switch (plan.dtype) {
+    case DType::bf16:
+#if HWY_TARGET == HWY_AVX3_DL
+      if (plan.native_bf16) return RopeTokensOf<NativeBf16>(plan, begin, end);
+#endif
+      return RopeTokensOf<hwy::bfloat16_t>(plan, begin, end);
+    case DType::f16:
+      return RopeTokensOf<hwy::float16_t>(plan, begin, end);
+    default:
+      return RopeTokensOf<float>(plan, begin, end);
+  }
+}
+
 }  // namespace posenc::optimized::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -438,9 +593,19 @@ float ExactPairs::element(int64_t i, float a, float b, bool first) const {
 
 namespace {
 
+// Whether this CPU has AVX512_BF16 (asked once).
+bool cpu_has_avx512_bf16() {
+#if HWY_ARCH_X86 && (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+  static const bool has = __builtin_cpu_supports("avx512bf16");
+  return has;
+#else
+  return false;
+#endif
+}
+
 RopeHeads heads_of(const Tensor& in, const Tensor& out) {
-  return {.in = in.as<const float>(),
-          .out = out.as<float>(),
+  return {.in = in.data,
+          .out = out.data,
           .heads = in.shape[1],
           .in_strides = {in.strides[0], in.strides[1], in.strides[2]},
           .out_strides = {out.strides[0], out.strides[1], out.strides[2]},
@@ -452,10 +617,12 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   const int64_t tokens = call.q.shape[0], head_dim = call.q.shape[2];
   if (tokens == 0) return;  // nothing to rotate, and rotary_dim may be any size
   RopePlan plan{.call = &call,
+                .dtype = call.q.dtype,
                 .half = call.rotary_dim / 2,
                 .rotary_dim = call.rotary_dim,
                 .head_dim = head_dim,
                 .interleaved = call.layout == RopeLayout::interleaved,
+                .native_bf16 = cpu_has_avx512_bf16(),
                 .sin_sign = call.inverse ? -1.0f : 1.0f,
                 .chunk_outer = false,
                 .angles = nullptr,
@@ -469,7 +636,8 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   const double per_token = 0.07 * static_cast<double>((plan.q.heads + plan.k.heads) * head_dim) +
                            0.2 * static_cast<double>(plan.half);
   const int parts = plan_parts(call.threads, tokens, per_token);
-  const int64_t bytes = tokens * (plan.q.heads + plan.k.heads) * head_dim * 4;
+  const int64_t bytes = tokens * (plan.q.heads + plan.k.heads) * head_dim *
+                        static_cast<int64_t>(dtype_size(plan.dtype));
   plan.chunk_outer = bytes <= kCachedBytes;
   if (!call.cached()) {
     plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
@@ -487,10 +655,10 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
 
 std::vector<Impl<RopeCall>> rope() {
   static const TargetTable<RopeTokensFn> table = POSENC_TARGET_TABLE(RopeTokens);
-  constexpr uint64_t kVariants = variant::f32 | variant::strided | variant::in_place |
-                                 variant::rope_half_split | variant::rope_interleaved |
-                                 variant::rope_partial | variant::rope_inverse |
-                                 variant::rope_cached | variant::rope_key | variant::all_scalings;
+  constexpr uint64_t kVariants =
+      variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::in_place |
+      variant::rope_half_split | variant::rope_interleaved | variant::rope_partial |
+      variant::rope_inverse | variant::rope_cached | variant::rope_key | variant::all_scalings;
   return target_impls<RopeCall>("rope", kVariants, /*bound=*/2, /*threaded=*/true, table, run_rope);
 }
 

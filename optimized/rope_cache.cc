@@ -1,6 +1,7 @@
 // rope_cache: cos[p, i] = a·cos(p·ω_i), sin[p, i] = a·sin(p·ω_i). Exact angles and double
 // sin/cos vectorized over i (row after row by one rotation step, see AngleWalker), scaled by a in
-// double and rounded once to f32; rows split across threads.
+// double and rounded once to f32; rows split across threads. A bf16 table is rounded once from the
+// double value by the contract's store() (scalar: through f32 it would round twice).
 #ifndef POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #define POSENC_OPTIMIZED_ROPE_CACHE_SHARED
 #include <hwy/aligned_allocator.h>
@@ -31,12 +32,25 @@ void RopeCacheRows(const RopeCacheCall& call, const Angles& angles, int64_t begi
   const int64_t cs = cos_out.strides[1], ss = sin_out.strides[1];
   const auto a = hn::Set(dd, angles.attention_factor);
   HWY_ALIGN float cos_tail[hn::MaxLanes(df)], sin_tail[hn::MaxLanes(df)];
+  HWY_ALIGN double cos_row[hn::MaxLanes(dd)], sin_row[hn::MaxLanes(dd)];
+  const bool bf16 = cos_out.dtype == DType::bf16;
   // Row by row: the stores stream through memory in address order, which the hardware follows.
   auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
   AngleWalker walker(dd, angles, scratch.get());
   const auto row_position = [](int64_t row) { return row; };
   for (int64_t p = begin; p < end; ++p) {
     walker.At(p, row_position);
+    if (bf16) {
+      for (int64_t j = 0; j < half; j += N) {
+        hn::Store(hn::Mul(hn::Load(dd, walker.cos() + j), a), dd, cos_row);
+        hn::Store(hn::Mul(hn::Load(dd, walker.sin() + j), a), dd, sin_row);
+        for (int64_t lane = 0; lane < N && j + lane < half; ++lane) {
+          store(cos_out, cos_out.offset(p, j + lane), cos_row[lane]);
+          store(sin_out, sin_out.offset(p, j + lane), sin_row[lane]);
+        }
+      }
+      continue;
+    }
     float* co = cos_out.as<float>() + cos_out.offset(p);
     float* so = sin_out.as<float>() + sin_out.offset(p);
     for (int64_t j = 0; j < half; j += N) {
@@ -83,9 +97,9 @@ void run_rope_cache(const RopeCacheCall& call, RopeCacheRowsFn* rows) {
 
 std::vector<Impl<RopeCacheCall>> rope_cache() {
   static const TargetTable<RopeCacheRowsFn> table = POSENC_TARGET_TABLE(RopeCacheRows);
-  return target_impls<RopeCacheCall>("rope_cache",
-                                     variant::f32 | variant::strided | variant::all_scalings,
-                                     /*bound=*/1, /*threaded=*/true, table, run_rope_cache);
+  return target_impls<RopeCacheCall>(
+      "rope_cache", variant::f32 | variant::bf16 | variant::strided | variant::all_scalings,
+      /*bound=*/1, /*threaded=*/true, table, run_rope_cache);
 }
 
 }  // namespace posenc::optimized

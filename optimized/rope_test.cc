@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
+#include "optimized/testing.h"
 #include "optimized/thread_pool.h"
 #include "posenc/registry.h"
 #include "properties/compare.h"
@@ -482,6 +483,50 @@ TEST(OptimizedRope, BitwiseIdenticalForEveryThreadCount) {
       EXPECT_EQ(std::memcmp(p.q_out.data(), first_q.data(), first_q.size() * 4), 0) << threads;
       EXPECT_EQ(std::memcmp(p.k_out.data(), first_k.data(), first_k.size() * 4), 0) << threads;
     }
+  }
+}
+
+// bf16 and f16 at their edges, on every target (AVX3_DL with AVX512_BF16 converts natively, and
+// falls back for subnormal results): pairs of every magnitude from the dtype's subnormals to its
+// overflow, ±∞ and NaN, in place and not, with an f32 and a bf16 cache. Held to 1 ulp of the
+// output dtype (kernel.h).
+TEST(OptimizedRope, HalfPrecisionEdgesOnEveryTarget) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    // Per head: pairs of this magnitude. bf16: subnormal, smallest normal, 1, near the top;
+    // f16: subnormal, smallest normal, 1, rotations that overflow 65504 or not.
+    const std::vector<double> scales = dtype == DType::bf16
+                                           ? std::vector<double>{0x1p-140, 0x1p-126, 1, 0x1p126}
+                                           : std::vector<double>{0x1p-22, 0x1p-14, 1, 50000};
+    for (bool in_place : {false, true})
+      for (DType cache : {DType::f32, DType::bf16, DType::i32}) {  // i32: no cache
+        const harness::Problem<RopeCall> problem{
+            std::string(dtype_name(dtype)) + (in_place ? " in place" : "") + " cache " +
+                (cache == DType::i32 ? "none" : dtype_name(cache)),
+            [=](Arena& arena) {
+              const int64_t tokens = 9, heads = 4, d = 40;
+              harness::Values values(7);
+              RopeCall call{.rotary_dim = d, .layout = RopeLayout::interleaved};
+              call.q = arena.alloc(dtype, {tokens, heads, d});
+              for (int64_t t = 0; t < tokens; ++t)
+                for (int64_t h = 0; h < heads; ++h)
+                  for (int64_t j = 0; j < d; ++j)
+                    store(call.q, call.q.offset(t, h, j), values.uniform(-1.3, 1.3) * scales[h]);
+              store(call.q, call.q.offset(1, 2, 3), INFINITY);
+              store(call.q, call.q.offset(2, 1, 4), -INFINITY);
+              store(call.q, call.q.offset(3, 0, 5), NAN);
+              call.q_out = in_place ? call.q : arena.alloc(dtype, {tokens, heads, d});
+              call.positions = arena.alloc(DType::i64, {tokens});
+              values.fill_index(call.positions, 0, 3000);
+              if (cache != DType::i32) {
+                call.cos = arena.alloc(cache, {3001, d / 2});
+                call.sin = arena.alloc(cache, {3001, d / 2});
+                reference_impl<RopeCacheCall>().run(
+                    {.rotary_dim = d, .cos = *call.cos, .sin = *call.sin});
+              }
+              return call;
+            }};
+        expect_every_target_matches(rope(), problem);
+      }
   }
 }
 

@@ -1,7 +1,8 @@
 // sinusoidal: out[t, 2i] = x[t, 2i] + sin(p·ω_i), out[t, 2i+1] = x[t, 2i+1] + cos(p·ω_i).
 // Per token: exact angles and double sin/cos for every i (vectorized over i; consecutive positions
 // step by one rotation, see AngleWalker), interleaved into one row of PE in double; then x is added
-// in double and each element rounded once to f32.
+// in double and each element rounded once to f32. bf16 and f16 outputs take a scalar loop over the
+// same double sums, rounded once by the contract's store() (not vectorized yet).
 #ifndef POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #define POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #include <hwy/aligned_allocator.h>
@@ -42,6 +43,15 @@ void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t be
   for (int64_t t = begin; t < end; ++t) {
     walker.At(t, position);
     const double *sin = walker.sin(), *cos = walker.cos();
+    if (out.dtype != DType::f32) {
+      for (int64_t j = 0; j < half; ++j) {
+        const double s = call.x ? load(*call.x, call.x->offset(t, 2 * j)) + sin[j] : sin[j];
+        const double c = call.x ? load(*call.x, call.x->offset(t, 2 * j + 1)) + cos[j] : cos[j];
+        store(out, out.offset(t, 2 * j), s);
+        store(out, out.offset(t, 2 * j + 1), c);
+      }
+      continue;
+    }
     float* o = out.as<float>() + out.offset(t);
     const float* x = call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;
     int64_t j = 0;
@@ -93,7 +103,8 @@ void run_sinusoidal(const SinusoidalCall& call, SinusoidalRowsFn* rows) {
 std::vector<Impl<SinusoidalCall>> sinusoidal() {
   static const TargetTable<SinusoidalRowsFn> table = POSENC_TARGET_TABLE(SinusoidalRows);
   return target_impls<SinusoidalCall>("sinusoidal",
-                                      variant::f32 | variant::strided | variant::in_place |
+                                      variant::f32 | variant::bf16 | variant::f16 |
+                                          variant::strided | variant::in_place |
                                           variant::sinusoidal_add | variant::sinusoidal_positions,
                                       /*bound=*/1, /*threaded=*/true, table, run_sinusoidal);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
+#include "optimized/testing.h"
 #include "optimized/thread_pool.h"
 #include "properties/compare.h"
 #include "properties/testing.h"
@@ -120,6 +121,29 @@ TEST(OptimizedSinusoidal, StridedViewsAndInPlaceGiveTheContiguousAnswer) {
     impl.run(in_place);
     EXPECT_EQ(std::memcmp(p.x.data(), want.data(), want.size() * sizeof(float)), 0) << impl.name;
   }
+}
+
+// bf16 and f16 tables and adds (strided, in place and not, positions up to 2²⁴) on every target,
+// within 1 ulp of the output dtype (kernel.h).
+TEST(OptimizedSinusoidal, HalfPrecisionOnEveryTarget) {
+  for (DType dtype : {DType::bf16, DType::f16})
+    for (int mode = 0; mode < 3; ++mode) {  // table, add, add in place
+      const harness::Problem<SinusoidalCall> problem{
+          std::string(dtype_name(dtype)) + " mode " + std::to_string(mode),
+          [=](harness::Arena& arena) {
+            harness::Values values(5);
+            const int64_t tokens = 9, d = 46;
+            SinusoidalCall call{.out = arena.alloc(dtype, {tokens, d}, harness::Layout::padded)};
+            if (mode > 0) {
+              call.x = mode == 2 ? call.out : arena.alloc(dtype, {tokens, d});
+              values.fill(*call.x, -3, 3);
+              call.positions = arena.alloc(DType::i64, {tokens});
+              values.fill_index(*call.positions, 0, kMaxPosition);
+            }
+            return call;
+          }};
+      expect_every_target_matches(sinusoidal(), problem);
+    }
 }
 
 TEST(OptimizedSinusoidal, BitwiseIdenticalForEveryThreadCount) {

@@ -22,11 +22,14 @@ std::vector<Tensor*> views(AlibiCall& call) {
 }
 
 Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound) {
-  // Unit: ulp_f32 of the reference element; −∞ must match exactly (compare() does), see alibi.h.
+  // Unit: ulp of the reference element in bias's dtype; −∞ must match exactly (compare() does),
+  // see alibi.h and kernel.h.
   const Tensor& bias = expected.bias;
-  Comparison c = harness::compare("bias", bias, got.bias, bound, [&](const int64_t* ix) {
-    return ulp_f32(load(bias, bias.offset(ix[0], ix[1], ix[2])));
-  });
+  const DType dtype = got.bias.dtype;
+  Comparison c =
+      harness::compare("bias", bias, got.bias, dtype_bound(dtype, bound), [&](const int64_t* ix) {
+        return ulp_of(dtype, load(bias, bias.offset(ix[0], ix[1], ix[2])));
+      });
   if (expected.slopes && got.slopes) {
     const Tensor& slopes = *expected.slopes;
     c.merge(harness::compare("slopes", slopes, *got.slopes, bound, [&](const int64_t* ix) {

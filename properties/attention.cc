@@ -15,7 +15,7 @@ namespace posenc::harness {
 std::vector<Tensor> outputs(const AttentionCall& call) { return {call.out}; }
 
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound) {
-  // Unit: ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), see attention.h.
+  // Unit: ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and kernel.h.
   const Tensor &q = expected.q, &k = expected.k, &v = expected.v;
   const int64_t hkv = k.shape[1], group = q.shape[1] / hkv, dv = v.shape[2];
   std::vector<double> vmax(hkv * dv, 0.0), kmax(hkv, 0.0);
@@ -28,13 +28,15 @@ Comparison compare(const AttentionCall& expected, const AttentionCall& got, doub
         vmax[h * dv + c] = std::fmax(vmax[h * dv + c], std::fabs(load(v, v.offset(j, h, c))));
     }
   const double scale = std::fabs(expected.resolved_scale());
-  return harness::compare("out", expected.out, got.out, bound, [&](const int64_t* ix) {
-    const int64_t i = ix[0], h = ix[1], c = ix[2];
-    double qnorm = 0;
-    for (int64_t e = 0; e < q.shape[2]; ++e) qnorm += std::pow(load(q, q.offset(i, h, e)), 2);
-    const double spread = kmax[h / group] == 0 ? 0 : scale * std::sqrt(qnorm) * kmax[h / group];
-    return ulp_f32(vmax[(h / group) * dv + c]) * (1 + spread);
-  });
+  const DType dtype = got.out.dtype;
+  return harness::compare(
+      "out", expected.out, got.out, dtype_bound(dtype, bound), [&](const int64_t* ix) {
+        const int64_t i = ix[0], h = ix[1], c = ix[2];
+        double qnorm = 0;
+        for (int64_t e = 0; e < q.shape[2]; ++e) qnorm += std::pow(load(q, q.offset(i, h, e)), 2);
+        const double spread = kmax[h / group] == 0 ? 0 : scale * std::sqrt(qnorm) * kmax[h / group];
+        return ulp_of(dtype, vmax[(h / group) * dv + c]) * (1 + spread);
+      });
 }
 
 std::vector<Tensor*> views(AttentionCall& call) {

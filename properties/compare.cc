@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "posenc/kernel.h"
+
 namespace posenc::harness {
 
 double ulp_f32(double x) {
@@ -22,6 +24,34 @@ double ulp_f64(double x) {
   int exponent;
   std::frexp(x, &exponent);
   return std::ldexp(1.0, exponent - 53);
+}
+
+double ulp_bf16(double x) { return std::fabs(x) < 0x1p-126 ? 0x1p-133 : ulp_f32(x) * 0x1p16; }
+
+double ulp_f16(double x) {
+  x = std::fabs(x);
+  if (!(x >= 0x1p-14)) return 0x1p-24;
+  int exponent;
+  std::frexp(x, &exponent);
+  return std::ldexp(1.0, exponent - 11);
+}
+
+double ulp_of(DType dtype, double x) {
+  switch (dtype) {
+    case DType::f64:
+      return ulp_f64(x);
+    case DType::bf16:
+      return ulp_bf16(x);
+    case DType::f16:
+      return ulp_f16(x);
+    default:
+      return ulp_f32(x);
+  }
+}
+
+double dtype_bound(DType dtype, double bound) {
+  const bool low_precision = dtype == DType::bf16 || dtype == DType::f16;
+  return low_precision && bound > 0 ? kLowPrecisionBound : bound;
 }
 
 void Comparison::merge(const Comparison& other) {

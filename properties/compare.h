@@ -14,6 +14,15 @@ namespace posenc::harness {
 // One ulp of an f32 of magnitude |x| (the smallest subnormal step below the normal range).
 double ulp_f32(double x);
 double ulp_f64(double x);
+// One ulp of a bf16 (8 significant bits, f32's exponent range: 2¹⁶·ulp_f32) or an f16 (11 bits,
+// smallest normal 2⁻¹⁴, subnormal step 2⁻²⁴) of magnitude |x|.
+double ulp_bf16(double x);
+double ulp_f16(double x);
+// One ulp of `dtype` (f32, f64, bf16 or f16) at magnitude |x|.
+double ulp_of(DType dtype, double x);
+// The bound an implementation states in f32 units, as it applies to an output of `dtype`: for bf16
+// and f16 every nonzero bound is kLowPrecisionBound units of the output dtype (posenc/kernel.h).
+double dtype_bound(DType dtype, double bound);
 
 struct Comparison {
   bool ok = true;

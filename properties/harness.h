@@ -65,9 +65,10 @@ std::vector<Tensor*> views(T5Call& call);
 // A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
 // LongRoPE, ...), shared by the rope families' problems.
 RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim);
-// vLLM's cos_sin_cache: one [rows, rotary_dim] f32 buffer, cos in the first half of each row and
-// sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
-std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim);
+// vLLM's cos_sin_cache: one [rows, rotary_dim] buffer (f32, or bf16), cos in the first half of each
+// row and sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
+std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim,
+                                     DType dtype = DType::f32);
 
 // Writes one element of an i32 or i64 view (positions), the inverse of load_index.
 void store_index(const Tensor& t, int64_t offset, int64_t value);

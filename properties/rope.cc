@@ -42,9 +42,10 @@ Tensor dims(Tensor t, int64_t from, int64_t count) {
 
 Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
                    double bound) {
-  // Unit: ulp_f32(f·‖(a, b)‖) per rotated element, (a, b) its pair in `input` (in-place calls
-  // have overwritten theirs in `expected`), f the attention factor, or with a cache the norm of
-  // the (cos, sin) it holds; see rope.h. The pass-through tail is compared bit for bit.
+  // Unit: ulp(f·‖(a, b)‖) in the dtype of the output under test, per rotated element, (a, b) its
+  // pair in `input` (in-place calls have overwritten theirs in `expected`), f the attention factor,
+  // or with a cache the norm of the (cos, sin) it holds; see rope.h. A bf16 or f16 output is held
+  // to the contract's bound for its dtype (dtype_bound). The tail is compared bit for bit.
   const int64_t d = input.rotary_dim, half = d / 2;
   const double f =
       input.cached() ? 0 : reference::frequencies(d, input.base, input.scaling).attention_factor;
@@ -61,9 +62,10 @@ Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCa
         scale = std::hypot(load(*input.cos, input.cos->offset(p, i)),
                            load(*input.sin, input.sin->offset(p, i)));
       }
-      return ulp_f32(scale * std::hypot(a, b));
+      return ulp_of(have.dtype, scale * std::hypot(a, b));
     };
-    Comparison c = harness::compare(name, dims(want, 0, d), dims(have, 0, d), bound, unit);
+    Comparison c = harness::compare(name, dims(want, 0, d), dims(have, 0, d),
+                                    dtype_bound(have.dtype, bound), unit);
     const int64_t tail = x.shape[2] - d;
     c.merge(harness::compare(name + "[:, :, rotary_dim:]", dims(want, d, tail), dims(have, d, tail),
                              0, [](const int64_t*) { return 1.0; }));
@@ -91,7 +93,8 @@ struct RopeShape {
   bool inverse, in_place;
   Layout memory;
   DType positions;
-  int64_t max_position;  // the first token sits here, the others anywhere in [0, max_position]
+  int64_t max_position;      // the first token sits here, the others anywhere in [0, max_position]
+  DType dtype = DType::f32;  // q, k and their outputs
 };
 
 Problem<RopeCall> rope_problem(RopeShape s, uint64_t seed) {
@@ -101,10 +104,10 @@ Problem<RopeCall> rope_problem(RopeShape s, uint64_t seed) {
   const double base = s.scaling == RopeScalingKind::llama3 ? 500000 : 10000;
   const RopeScaling scaling = example_scaling(s.scaling, s.rotary_dim);
   std::string label = fmt::format(
-      "tokens={} hq={} hk={} head_dim={} rotary_dim={} {}{} {} {}{} {} {} positions<={}", s.tokens,
-      s.hq, s.hk, s.head_dim, s.rotary_dim, layout_name(s.layout), s.inverse ? " inverse" : "",
-      s.cache == Cache::none ? scaling.describe() : std::string(), cache,
-      s.in_place ? " in place" : "", layout_name(s.memory), dtype_name(s.positions),
+      "{} tokens={} hq={} hk={} head_dim={} rotary_dim={} {}{} {} {}{} {} {} positions<={}",
+      dtype_name(s.dtype), s.tokens, s.hq, s.hk, s.head_dim, s.rotary_dim, layout_name(s.layout),
+      s.inverse ? " inverse" : "", s.cache == Cache::none ? scaling.describe() : std::string(),
+      cache, s.in_place ? " in place" : "", layout_name(s.memory), dtype_name(s.positions),
       s.max_position);
   return {label, [=](Arena& arena) {
             Values values(seed);
@@ -113,17 +116,16 @@ Problem<RopeCall> rope_problem(RopeShape s, uint64_t seed) {
                           .inverse = s.inverse,
                           .base = base,
                           .scaling = scaling};
-            call.q = arena.alloc(DType::f32, {s.tokens, s.hq, s.head_dim}, s.memory);
+            call.q = arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.memory);
             values.fill(call.q, -2, 2);
-            call.q_out = s.in_place
-                             ? call.q
-                             : arena.alloc(DType::f32, {s.tokens, s.hq, s.head_dim}, s.memory);
+            call.q_out =
+                s.in_place ? call.q : arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.memory);
             if (s.hk > 0) {
-              call.k = arena.alloc(DType::f32, {s.tokens, s.hk, s.head_dim}, s.memory);
+              call.k = arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.memory);
               values.fill(*call.k, -2, 2);
               call.k_out = s.in_place
                                ? *call.k
-                               : arena.alloc(DType::f32, {s.tokens, s.hk, s.head_dim}, s.memory);
+                               : arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.memory);
             }
             call.positions = arena.alloc(s.positions, {s.tokens});
             values.fill_index(call.positions, 0, s.max_position);
@@ -163,17 +165,20 @@ struct RopeSpec {
   Positions positions;
   Fill q, k, table;  // table: the random cache's values
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;        // q, k and their outputs
+  DType cache_dtype = DType::f32;  // cos and sin
 };
 
 std::string describe(const RopeSpec& s) {
-  std::string str =
-      fmt::format("tokens={} hq={} hk={} head_dim={} rotary_dim={} {}{}{} base={} ", s.tokens, s.hq,
-                  s.hk, s.head_dim, s.rotary_dim, layout_name(s.layout),
-                  s.inverse ? " inverse" : "", s.in_place ? " in place" : "", s.base);
+  std::string str = fmt::format(
+      "{} tokens={} hq={} hk={} head_dim={} rotary_dim={} {}{}{} base={} ", dtype_name(s.dtype),
+      s.tokens, s.hq, s.hk, s.head_dim, s.rotary_dim, layout_name(s.layout),
+      s.inverse ? " inverse" : "", s.in_place ? " in place" : "", s.base);
+  const std::string cache_dtype = std::string(dtype_name(s.cache_dtype)) + " ";
   str += s.cache == Cache::none ? s.scaling.describe()
          : s.cache == Cache::built
-             ? std::string(s.vllm ? "vllm cache of " : "cache of ") + s.scaling.describe()
-             : "random cache (" + s.table.describe() + ")";
+             ? cache_dtype + (s.vllm ? "vllm cache of " : "cache of ") + s.scaling.describe()
+             : cache_dtype + "random cache (" + s.table.describe() + ")";
   str += " positions=" + s.positions.describe() + " q=(" + s.q.describe() + ")";
   if (s.hk) str += " k=(" + s.k.describe() + ")";
   if (any_strided(s.layouts)) {
@@ -191,25 +196,25 @@ RopeCall build(const RopeSpec& s, Arena& arena) {
                 .inverse = s.inverse,
                 .base = s.base,
                 .scaling = s.scaling};
-  call.q = arena.alloc(DType::f32, {s.tokens, s.hq, s.head_dim}, s.layouts[0]);
+  call.q = arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[0]);
   s.q.apply(call.q);
   call.q_out =
-      s.in_place ? call.q : arena.alloc(DType::f32, {s.tokens, s.hq, s.head_dim}, s.layouts[1]);
+      s.in_place ? call.q : arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[1]);
   if (s.hk > 0) {
-    call.k = arena.alloc(DType::f32, {s.tokens, s.hk, s.head_dim}, s.layouts[2]);
+    call.k = arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[2]);
     s.k.apply(*call.k);
     call.k_out =
-        s.in_place ? *call.k : arena.alloc(DType::f32, {s.tokens, s.hk, s.head_dim}, s.layouts[3]);
+        s.in_place ? *call.k : arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[3]);
   }
   call.positions = arena.alloc(s.positions.dtype, {s.tokens}, s.layouts[4]);
   s.positions.store(call.positions);
   const int64_t rows = s.positions.max() + 1, half = s.rotary_dim / 2;
   if (s.cache == Cache::built) {
     if (s.vllm) {
-      std::tie(call.cos, call.sin) = vllm_cache(arena, rows, s.rotary_dim);
+      std::tie(call.cos, call.sin) = vllm_cache(arena, rows, s.rotary_dim, s.cache_dtype);
     } else {
-      call.cos = arena.alloc(DType::f32, {rows, half}, s.layouts[5]);
-      call.sin = arena.alloc(DType::f32, {rows, half}, s.layouts[6]);
+      call.cos = arena.alloc(s.cache_dtype, {rows, half}, s.layouts[5]);
+      call.sin = arena.alloc(s.cache_dtype, {rows, half}, s.layouts[6]);
     }
     reference_impl<RopeCacheCall>().run({.rotary_dim = s.rotary_dim,
                                          .base = s.base,
@@ -217,8 +222,8 @@ RopeCall build(const RopeSpec& s, Arena& arena) {
                                          .cos = *call.cos,
                                          .sin = *call.sin});
   } else if (s.cache == Cache::random) {
-    call.cos = arena.alloc(DType::f32, {rows, half}, s.layouts[5]);
-    call.sin = arena.alloc(DType::f32, {rows, half}, s.layouts[6]);
+    call.cos = arena.alloc(s.cache_dtype, {rows, half}, s.layouts[5]);
+    call.sin = arena.alloc(s.cache_dtype, {rows, half}, s.layouts[6]);
     s.table.apply(*call.cos);
     Fill sin_values = s.table;
     sin_values.seed += 1;
@@ -236,6 +241,9 @@ struct RopeOptions {
   std::optional<Cache> cache;  // forced, or any
   std::optional<RopeLayout> layout;
   bool needs_k = false, partial = false, unit_factor = false;
+  // f32, bf16 or f16 activations and an f32 or bf16 cache; else f32 throughout (the mathematical
+  // properties derive their tolerances from the f32 unit).
+  bool any_dtype = false;
   int64_t min_tokens = 0, max_tokens = 16;
 };
 
@@ -275,6 +283,12 @@ rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
     s.k = *values;
     if (s.cache == Cache::random) s.table = *gen::finite_fill();
     s.layouts = *gen::layouts();
+    if (o.any_dtype) {
+      s.dtype =
+          *rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}, {1, DType::f16}});
+      if (s.cache != Cache::none)
+        s.cache_dtype = *rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}});
+    }
     return s;
   });
 }
@@ -292,6 +306,9 @@ void classify(const RopeSpec& s) {
   RC_CLASSIFY(s.q.has_specials() || (s.hk && s.k.has_specials()), "specials");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
   RC_CLASSIFY(s.positions.kind == "varlen", "varlen");
+  RC_CLASSIFY(s.dtype == DType::bf16, "bf16");
+  RC_CLASSIFY(s.dtype == DType::f16, "f16");
+  RC_CLASSIFY(s.cache != Cache::none && s.cache_dtype == DType::bf16, "bf16 cache");
   if (s.cache == Cache::none) RC_TAG(scaling_name(s.scaling.kind));
 }
 
@@ -385,9 +402,9 @@ std::vector<Property<RopeCall>> rope_properties() {
   using Call = RopeCall;
   using K = RopeScalingKind;
   Problems<Call, RopeSpec> problems{
-      .any = rope_spec({}),
+      .any = rope_spec({.any_dtype = true}),
       .large = rc::gen::exec([] {
-        RopeSpec s = *rope_spec({.max_tokens = 1});
+        RopeSpec s = *rope_spec({.any_dtype = true, .max_tokens = 1});
         s.tokens = *gen::uniform(16, 128);
         s.hq = *gen::uniform(2, 8);
         s.head_dim = *rc::gen::element<int64_t>(64, 80, 128);
@@ -411,7 +428,10 @@ std::vector<Property<RopeCall>> rope_properties() {
                   {"specials", 0.05},
                   {"strided", 0.2},
                   {"varlen", 0.05},
-                  {"empty", 0.005}},
+                  {"empty", 0.005},
+                  {"bf16", 0.15},
+                  {"f16", 0.15},
+                  {"bf16 cache", 0.05}},
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> q_out = [](Call& c) { return &c.q_out; };
@@ -921,6 +941,15 @@ std::vector<Problem<RopeCall>> smoke_problems<RopeCall>() {
       rope_problem({3, 2, 3, 16, 8, R::interleaved, K::llama3, C::built, true, false, L::padded,
                     DType::i64, 64},
                    10),
+      rope_problem({7, 4, 2, 128, 128, R::half_split, K::none, C::none, false, true, L::contiguous,
+                    DType::i64, 4096, DType::bf16},
+                   11),
+      rope_problem({5, 2, 1, 80, 64, R::interleaved, K::yarn, C::none, true, false, L::padded,
+                    DType::i32, kTop, DType::f16},
+                   12),
+      rope_problem({6, 4, 1, 64, 64, R::half_split, K::none, C::built, false, true, L::permuted,
+                    DType::i64, 2048, DType::bf16},
+                   13),
   };
 }
 

@@ -15,10 +15,13 @@ std::vector<Tensor> outputs(const RopeCacheCall& call) { return {call.cos, call.
 std::vector<Tensor*> views(RopeCacheCall& call) { return {&call.cos, &call.sin}; }
 
 Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound) {
-  // Unit: ulp_f32(a), a the attention factor, see rope_cache.h.
+  // Unit: ulp(a) in the table's dtype, a the attention factor, see rope_cache.h; a bf16 table is
+  // held to the contract's bound for its dtype (dtype_bound).
   const double a =
       reference::frequencies(expected.rotary_dim, expected.base, expected.scaling).attention_factor;
-  auto unit = [a](const int64_t*) { return ulp_f32(a); };
+  const DType dtype = got.cos.dtype;
+  auto unit = [a, dtype](const int64_t*) { return ulp_of(dtype, a); };
+  bound = dtype_bound(dtype, bound);
   Comparison c = harness::compare("cos", expected.cos, got.cos, bound, unit);
   c.merge(harness::compare("sin", expected.sin, got.sin, bound, unit));
   return c;
@@ -29,21 +32,22 @@ namespace {
 // vllm_layout: cos and sin are the two halves of each row of one [rows, rotary_dim] buffer, as in
 // vLLM's cos_sin_cache; otherwise two tensors in `layout`.
 Problem<RopeCacheCall> cache_problem(int64_t rows, int64_t d, RopeScalingKind kind, Layout layout,
-                                     bool vllm_layout) {
+                                     bool vllm_layout, DType dtype = DType::f32) {
   const double base = kind == RopeScalingKind::llama3 ? 500000 : 10000;
   const RopeScaling scaling = example_scaling(kind, d);
-  return {fmt::format("rows={} rotary_dim={} {} {}", rows, d, scaling.describe(),
-                      vllm_layout ? "vllm [cos | sin] rows" : layout_name(layout)),
-          [=](Arena& arena) {
-            RopeCacheCall call{.rotary_dim = d, .base = base, .scaling = scaling};
-            if (vllm_layout) {
-              std::tie(call.cos, call.sin) = vllm_cache(arena, rows, d);
-            } else {
-              call.cos = arena.alloc(DType::f32, {rows, d / 2}, layout);
-              call.sin = arena.alloc(DType::f32, {rows, d / 2}, layout);
-            }
-            return call;
-          }};
+  return {
+      fmt::format("{} rows={} rotary_dim={} {} {}", dtype_name(dtype), rows, d, scaling.describe(),
+                  vllm_layout ? "vllm [cos | sin] rows" : layout_name(layout)),
+      [=](Arena& arena) {
+        RopeCacheCall call{.rotary_dim = d, .base = base, .scaling = scaling};
+        if (vllm_layout) {
+          std::tie(call.cos, call.sin) = vllm_cache(arena, rows, d, dtype);
+        } else {
+          call.cos = arena.alloc(dtype, {rows, d / 2}, layout);
+          call.sin = arena.alloc(dtype, {rows, d / 2}, layout);
+        }
+        return call;
+      }};
 }
 
 // One cache problem. Layout slots: cos, sin (ignored in vLLM's [cos | sin] rows).
@@ -53,11 +57,12 @@ struct CacheSpec {
   RopeScaling scaling;
   bool vllm = false;
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;  // f32 or bf16
 };
 
 void showValue(const CacheSpec& s, std::ostream& os) {
-  os << fmt::format("rows={} rotary_dim={} base={} {}{}", s.rows, s.d, s.base, s.scaling.describe(),
-                    s.vllm ? " vllm [cos | sin] rows" : "");
+  os << fmt::format("{} rows={} rotary_dim={} base={} {}{}", dtype_name(s.dtype), s.rows, s.d,
+                    s.base, s.scaling.describe(), s.vllm ? " vllm [cos | sin] rows" : "");
   if (!s.vllm && any_strided(s.layouts))
     os << fmt::format(" layouts {} {}", layout_name(s.layouts[0]), layout_name(s.layouts[1]));
 }
@@ -65,16 +70,17 @@ void showValue(const CacheSpec& s, std::ostream& os) {
 RopeCacheCall build(const CacheSpec& s, Arena& arena) {
   RopeCacheCall call{.rotary_dim = s.d, .base = s.base, .scaling = s.scaling};
   if (s.vllm) {
-    std::tie(call.cos, call.sin) = vllm_cache(arena, s.rows, s.d);
+    std::tie(call.cos, call.sin) = vllm_cache(arena, s.rows, s.d, s.dtype);
   } else {
-    call.cos = arena.alloc(DType::f32, {s.rows, s.d / 2}, s.layouts[0]);
-    call.sin = arena.alloc(DType::f32, {s.rows, s.d / 2}, s.layouts[1]);
+    call.cos = arena.alloc(s.dtype, {s.rows, s.d / 2}, s.layouts[0]);
+    call.sin = arena.alloc(s.dtype, {s.rows, s.d / 2}, s.layouts[1]);
   }
   return call;
 }
 
-// Rows from 1 up, now and then tens of thousands (with few pairs, to keep it cheap).
-rc::Gen<CacheSpec> cache_spec(int64_t min_rows) {
+// Rows from 1 up, now and then tens of thousands (with few pairs, to keep it cheap). With
+// any_dtype, an f32 or a bf16 table; else f32 (the mathematical properties' tolerances are f32's).
+rc::Gen<CacheSpec> cache_spec(int64_t min_rows, bool any_dtype = false) {
   return rc::gen::exec([=] {
     CacheSpec s;
     s.d = 2 * *gen::sized(1, 64);
@@ -86,6 +92,7 @@ rc::Gen<CacheSpec> cache_spec(int64_t min_rows) {
     s.scaling = *gen::any_scaling(s.d);
     s.vllm = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.layouts = *gen::layouts();
+    if (any_dtype) s.dtype = *rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}});
     return s;
   });
 }
@@ -96,6 +103,7 @@ void classify(const CacheSpec& s) {
   RC_CLASSIFY(s.d / 2 % 16 != 0, "tail");
   RC_CLASSIFY(s.vllm, "vllm layout");
   RC_CLASSIFY(!s.vllm && any_strided(s.layouts), "strided");
+  RC_CLASSIFY(s.dtype == DType::bf16, "bf16");
 }
 
 // The attention factor a and ω_i from the frequencies oracle.
@@ -110,9 +118,9 @@ double cache_exact_bound(double bound) { return exact_bound(bound) + 0.125; }
 std::vector<Property<RopeCacheCall>> cache_properties() {
   using Call = RopeCacheCall;
   Problems<Call, CacheSpec> problems{
-      .any = cache_spec(1),
+      .any = cache_spec(1, /*any_dtype=*/true),
       .large = rc::gen::exec([] {
-        CacheSpec s = *cache_spec(1);
+        CacheSpec s = *cache_spec(1, /*any_dtype=*/true);
         s.rows = *gen::uniform(512, 4096);
         s.d = 2 * *gen::uniform(8, 32);
         s.scaling = *gen::any_scaling(s.d);
@@ -125,7 +133,8 @@ std::vector<Property<RopeCacheCall>> cache_properties() {
                   {"vllm layout", 0.2},
                   {"strided", 0.15},
                   {"yarn", 0.08},
-                  {"longrope", 0.08}},
+                  {"longrope", 0.08},
+                  {"bf16", 0.15}},
   };
   ViewOf<Call> cos = [](Call& c) { return &c.cos; };
   ViewOf<Call> sin = [](Call& c) { return &c.sin; };
@@ -259,6 +268,8 @@ std::vector<Problem<RopeCacheCall>> smoke_problems<RopeCacheCall>() {
       cache_problem(300, 32, K::linear, L::padded, true),
       cache_problem(257, 16, K::ntk, L::contiguous, false),
       cache_problem(100, 8, K::dynamic_ntk, L::permuted, false),
+      cache_problem(1024, 128, K::yarn, L::contiguous, true, DType::bf16),
+      cache_problem(300, 64, K::llama3, L::permuted, false, DType::bf16),
   };
 }
 

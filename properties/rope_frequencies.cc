@@ -50,10 +50,10 @@ RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim) {
   return s;
 }
 
-std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d) {
-  const Tensor both = arena.alloc(DType::f32, {rows, d});
-  return {view(both.data, DType::f32, {rows, d / 2}, {d, 1}),
-          view(both.as<float>() + d / 2, DType::f32, {rows, d / 2}, {d, 1})};
+std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d, DType dtype) {
+  const Tensor both = arena.alloc(dtype, {rows, d});
+  return {view(both.data, dtype, {rows, d / 2}, {d, 1}),
+          view(both.as<char>() + d / 2 * dtype_size(dtype), dtype, {rows, d / 2}, {d, 1})};
 }
 
 std::vector<Tensor> outputs(const RopeFrequenciesCall& call) {

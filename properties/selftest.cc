@@ -53,7 +53,8 @@ template <class Call>
 Impl<Call> writes_before_validating(const std::string& family) {
   return {family + "/broken:writes_before_validating", kAllVariants, 1, [](const Call& call) {
             for (const Tensor& out : outputs(call))
-              if (out.data != nullptr && is_float(out.dtype)) std::memset(out.data, 0, 4);
+              if (out.data != nullptr && is_float(out.dtype))
+                std::memset(out.data, 0, dtype_size(out.dtype));
             reference_impl<Call>().run(call);
           }};
 }
@@ -325,7 +326,16 @@ enum class RopeBug {
   first_position_only,   // every token rotated by the first token's position
   linear_multiplies,     // linear scaling multiplies ω by the factor instead of dividing
   cache_row_off_by_one,  // with a cache, reads row p + 1 (the last row for the last position)
+  products_in_dtype,     // cos, sin and each product rounded to the activation dtype, then summed
 };
+
+// x rounded to `dtype` (through a one-element view: store rounds once).
+double rounded_to(DType dtype, double x) {
+  alignas(8) unsigned char element[8];
+  const Tensor t = view(element, dtype, {1});
+  store(t, 0, x);
+  return load(t, 0);
+}
 
 void rope_with(RopeBug bug, const RopeCall& call) {
   call.validate();
@@ -365,7 +375,15 @@ void rope_with(RopeBug bug, const RopeCall& call) {
         sin[i] = sign * f * std::sin(angle);
       }
       if (bug == RopeBug::sin_sign_flipped) sin[i] = -sin[i];
+      if (bug == RopeBug::products_in_dtype) {
+        cos[i] = rounded_to(call.q.dtype, cos[i]);
+        sin[i] = rounded_to(call.q.dtype, sin[i]);
+      }
     }
+    // One product as the kernel forms it: exact, or rounded to the activation dtype.
+    const auto product = [&](double a, double b) {
+      return bug == RopeBug::products_in_dtype ? rounded_to(call.q.dtype, a * b) : a * b;
+    };
     auto one = [&](const Tensor& x, const Tensor& out) {
       for (int64_t h = 0; h < x.shape[1]; ++h) {
         std::vector<double> row(x.shape[2]);
@@ -374,8 +392,8 @@ void rope_with(RopeBug bug, const RopeCall& call) {
         for (int64_t i = 0; i < rotated; ++i) {
           const int64_t j0 = layout == RopeLayout::half_split ? i : 2 * i;
           const int64_t j1 = layout == RopeLayout::half_split ? i + half : 2 * i + 1;
-          result[j0] = row[j0] * cos[i] - row[j1] * sin[i];
-          result[j1] = row[j0] * sin[i] + row[j1] * cos[i];
+          result[j0] = product(row[j0], cos[i]) - product(row[j1], sin[i]);
+          result[j1] = product(row[j0], sin[i]) + product(row[j1], cos[i]);
         }
         if (bug == RopeBug::rotated_tail)
           for (int64_t j = call.rotary_dim; j + 1 < x.shape[2]; j += 2) {
@@ -384,8 +402,9 @@ void rope_with(RopeBug bug, const RopeCall& call) {
           }
         for (int64_t j = 0; j < x.shape[2]; ++j) {
           if (j >= call.rotary_dim && bug != RopeBug::rotated_tail) {  // bit-exact copy
-            std::memcpy(out.as<float>() + out.offset(t, h, j), x.as<float>() + x.offset(t, h, j),
-                        4);
+            const size_t size = dtype_size(x.dtype);
+            std::memcpy(out.as<char>() + out.offset(t, h, j) * size,
+                        x.as<const char>() + x.offset(t, h, j) * size, size);
             continue;
           }
           store(out, out.offset(t, h, j), result[j]);
@@ -665,6 +684,10 @@ std::vector<Broken<RopeCall>> broken_implementations<RopeCall>() {
        "rope.linear_is_position_over_factor"},
       {make("cache_row_off_by_one", B::cache_row_off_by_one), "reads cache row p + 1",
        "rope.cached_equals_on_the_fly"},
+      {make("products_in_dtype", B::products_in_dtype),
+       "computes in the activation dtype, as apply_rotary_pos_emb on bf16 tensors: cos, sin and "
+       "each product rounded to it before the sum (rounds twice)",
+       "rope.differential"},
   };
   add_generic(list, "rope");
   return list;

@@ -11,12 +11,13 @@ namespace posenc::harness {
 std::vector<Tensor> outputs(const SinusoidalCall& call) { return {call.out}; }
 
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound) {
-  // Unit: ulp(1 + |x|), see sinusoidal.h.
-  return harness::compare("out", expected.out, got.out, bound, [&](const int64_t* ix) {
-    const double x =
-        expected.x ? std::fabs(load(*expected.x, expected.x->offset(ix[0], ix[1]))) : 0;
-    return ulp_f32(1 + x);
-  });
+  // Unit: ulp(1 + |x|) in out's dtype, see sinusoidal.h and kernel.h.
+  return harness::compare(
+      "out", expected.out, got.out, dtype_bound(got.out.dtype, bound), [&](const int64_t* ix) {
+        const double x =
+            expected.x ? std::fabs(load(*expected.x, expected.x->offset(ix[0], ix[1]))) : 0;
+        return ulp_of(got.out.dtype, 1 + x);
+      });
 }
 
 std::vector<Tensor*> views(SinusoidalCall& call) {

@@ -33,9 +33,10 @@ void rotate_token(const RopeCall& call, const Tensor& x, const Tensor& out, int6
       store(out, out.offset(t, h, j1), a * sin[i] + b * cos[i]);
     }
     if (in_place) continue;
+    const size_t size = dtype_size(x.dtype);
     for (int64_t j = call.rotary_dim; j < head_dim; ++j)
-      std::memcpy(out.as<float>() + out.offset(t, h, j), x.as<float>() + x.offset(t, h, j),
-                  sizeof(float));
+      std::memcpy(out.as<char>() + out.offset(t, h, j) * size,
+                  x.as<const char>() + x.offset(t, h, j) * size, size);
   }
 }
 

@@ -248,6 +248,58 @@ TEST(RopeReference, KeyHeadsAndI32Positions) {
   }
 }
 
+// bf16 and f16: the exact rotation rounded once to the output. (2, 1) at position 1 (θ = 1 rad)
+// is (2cos 1 − sin 1, 2sin 1 + cos 1) = (0.239133626928383, 2.223244275483933), and (1.5, −0.75)
+// at position 3 is (−1.379148738855768, 0.954174384540135). Rounded to 8 significant bits:
+// 245/1024, 142/64, −177/128, 244/256; to 11: 1959/8192, 1138/512, −1412/1024, 1954/2048 (worked
+// by hand from the fp64 values: none lies near a tie).
+TEST(RopeReference, HalfPrecisionRoundsTheExactRotationOnce) {
+  struct Case {
+    DType dtype;
+    double want[4];
+  };
+  for (const Case& c :
+       {Case{DType::bf16, {245 / 1024.0, 142 / 64.0, -177 / 128.0, 244 / 256.0}},
+        Case{DType::f16, {1959 / 8192.0, 1138 / 512.0, -1412 / 1024.0, 1954 / 2048.0}}}) {
+    uint16_t in[4], out[4];
+    const double x[4] = {2, 1, 1.5, -0.75};
+    const Tensor q = view(in, c.dtype, {2, 1, 2}), q_out = view(out, c.dtype, {2, 1, 2});
+    for (int e = 0; e < 4; ++e) store(q, e, x[e]);
+    std::vector<int64_t> pos = {1, 3};
+    reference::rope(
+        {.q = q, .q_out = q_out, .positions = view(pos.data(), DType::i64, {2}), .rotary_dim = 2});
+    for (int e = 0; e < 4; ++e) EXPECT_EQ(load(q_out, e), c.want[e]) << dtype_name(c.dtype) << e;
+  }
+}
+
+// A bf16 cache is read as given, and the pass-through tail of f16 activations is copied bit for
+// bit (a NaN keeps its payload).
+TEST(RopeReference, Bf16CacheAndF16Tail) {
+  uint16_t table[4];
+  const Tensor cos = view(table, DType::bf16, {2, 1}), sin = view(table + 2, DType::bf16, {2, 1});
+  store(cos, 0, 1);  // row 0: angle 0, row 1: π/2
+  store(sin, 0, 0);
+  store(cos, 1, 0);
+  store(sin, 1, 1);
+  uint16_t in[8] = {}, out[8] = {};
+  const Tensor q = view(in, DType::f16, {2, 1, 4}), q_out = view(out, DType::f16, {2, 1, 4});
+  for (int e = 0; e < 8; ++e) store(q, e, e + 1);
+  in[3] = 0x7E01;  // a NaN with a payload, in the tail of token 0
+  std::vector<int32_t> pos = {0, 1};
+  reference::rope({.q = q,
+                   .q_out = q_out,
+                   .positions = view(pos.data(), DType::i32, {2}),
+                   .rotary_dim = 2,
+                   .cos = cos,
+                   .sin = sin});
+  const double want[8] = {1, 2, 3, 0, -6, 5, 7, 8};
+  for (int e = 0; e < 8; ++e) {
+    if (e == 3) continue;
+    EXPECT_EQ(load(q_out, e), want[e]) << e;
+  }
+  EXPECT_EQ(out[3], 0x7E01);
+}
+
 class RopeBadInput : public ::testing::Test {
  protected:
   RopeBadInput() {
@@ -369,6 +421,50 @@ TEST_F(RopeBadInput, CacheOfTheWrongWidth) {
   call.sin = arena.alloc(DType::f32, {8, 8});
   expect("sin.shape[1]");
 }
+// One activation dtype per call; caches f32 or bf16. Each mismatch names the view and its dtype.
+TEST_F(RopeBadInput, OutputDtypeDiffersFromInput) {
+  call.q_out = arena.alloc(DType::bf16, {4, 2, 8});
+  expect("q_out.dtype");
+}
+TEST_F(RopeBadInput, KeyDtypeDiffersFromQuery) {
+  call.q = arena.alloc(DType::f16, {4, 2, 8});
+  call.q_out = arena.alloc(DType::f16, {4, 2, 8});
+  call.k = arena.alloc(DType::bf16, {4, 1, 8});
+  call.k_out = arena.alloc(DType::bf16, {4, 1, 8});
+  expect("k.dtype");
+  call.k = arena.alloc(DType::f16, {4, 1, 8});
+  expect("k_out.dtype");
+}
+TEST_F(RopeBadInput, ActivationsOfAnotherFloatType) {
+  call.q = arena.alloc(DType::f64, {4, 2, 8});
+  call.q_out = arena.alloc(DType::f64, {4, 2, 8});
+  expect("q.dtype");
+}
+TEST_F(RopeBadInput, CacheDtypes) {
+  use_cache(8);
+  call.cos = arena.alloc(DType::f16, {8, 4});
+  call.sin = arena.alloc(DType::f16, {8, 4});
+  expect("cos.dtype");
+  call.cos = arena.alloc(DType::bf16, {8, 4});
+  call.sin = arena.alloc(DType::f32, {8, 4});
+  expect("sin.dtype");
+}
+// The dtype is a variant: an implementation that does not declare bf16 does not run bf16 calls.
+TEST_F(RopeBadInput, DtypeIsARequiredVariant) {
+  call.q = arena.alloc(DType::bf16, {4, 2, 8});
+  call.q_out = call.q;
+  call.k = arena.alloc(DType::bf16, {4, 1, 8});
+  call.k_out = call.k;
+  EXPECT_NO_THROW(call.validate());
+  const uint64_t bits = call.required_variants();
+  EXPECT_TRUE(bits & variant::bf16);
+  EXPECT_FALSE(bits & (variant::f32 | variant::f16));
+  Impl<RopeCall> f32_only{.name = "f32 only", .variants = kAllVariants & ~variant::bf16};
+  EXPECT_FALSE(supports(f32_only, call));
+  f32_only.variants |= variant::bf16;
+  EXPECT_TRUE(supports(f32_only, call));
+}
+
 TEST_F(RopeBadInput, PositionsOfTheWrongLengthOrType) {
   call.positions = arena.alloc(DType::i64, {5});
   expect("positions.shape[0]");

@@ -3,8 +3,10 @@
 // Shapes: x, out [tokens, dim]; table [rows, dim]; positions i64 [tokens], each in [0, rows):
 // a learned table has no row past its length. Batches fold into tokens. out may be x (in place).
 //
-// Tolerance unit: ulp_f32 of the exact sum; one f32 rounding of x + table is exact, so the
-// reference's bound is 0 and any kernel can meet it.
+// Dtypes: x and out f32, bf16 or f16 alike; the table any of the three.
+//
+// Tolerance unit: ulp_f32 of the exact sum (ulp of the output dtype, kernel.h); one rounding of
+// x + table is exact, so the reference's bound is 0 and any kernel can meet it.
 #pragma once
 
 #include "posenc/kernel.h"

@@ -9,7 +9,10 @@
 // Shapes: q_positions i64 [tq], k_positions i64 [tk], bias out [n_heads, tq, tk], slopes out
 // [n_heads] (optional).
 //
-// Tolerance unit: |got − ref| ≤ bound · ulp_f32(ref); −∞ must match exactly.
+// Dtypes: bias f32, bf16 or f16; slopes f32.
+//
+// Tolerance unit: |got − ref| ≤ bound · ulp_f32(ref) (ulp of bias's dtype, kernel.h); −∞ must
+// match exactly.
 #pragma once
 
 #include <optional>

@@ -9,8 +9,11 @@
 // A row with no visible key (every key masked, tk = 0, or every bias −∞) is defined as all zeros,
 // as FlashAttention returns; NaN inputs propagate as NaN.
 //
+// Dtypes: q, k, v and out f32, bf16 or f16 alike; bias f32 or the same dtype.
+//
 // Tolerance unit: |got − ref| ≤ bound · ulp_f32(vmax) · (1 + |scale|·‖q_i‖·kmax), where vmax is the
-// largest |v| in the element's kv head and column, and kmax the largest ‖k_j‖ in that head.
+// largest |v| in the element's kv head and column, and kmax the largest ‖k_j‖ in that head (ulp of
+// out's dtype for bf16 and f16, kernel.h).
 #pragma once
 
 #include <cmath>

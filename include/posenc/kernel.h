@@ -45,6 +45,14 @@ int resolve_threads(int requested);
 // every implementation alike (the reference never resolves it).
 void check_threads(int threads);
 
+// bf16 and f16 outputs. A family's tolerance unit is one ulp of the magnitude its header names, in
+// the OUTPUT's dtype: ulp_bf16(x) = 2¹⁶·ulp_f32(x) (8 significant bits), ulp_f16(x) (11 bits,
+// subnormal step 2⁻²⁴, ±∞ past 65504). The reference rounds once from fp64 to the output dtype;
+// every implementation with a nonzero bound is held to 1 such unit (a kernel that computes in f32
+// within any f32 bound ≪ 2¹⁶ and rounds once more at the end lands on the reference's grid point
+// or its neighbour), one with bound 0 to the reference's bits.
+inline constexpr double kLowPrecisionBound = 1;
+
 // One implementation of a family. The registry keeps one table of these per family, reference
 // first. `bound` is the implementation's stated accuracy in its family's tolerance unit (see the
 // family header); the property suite holds it to that bound.

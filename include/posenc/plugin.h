@@ -16,9 +16,13 @@
  *    field.
  *  - Tensors are DLTensors in CPU memory. Shapes and strides count elements; posenc always sets
  *    strides (views may be padded, permuted or sliced) and passes byte_offset 0 (add it anyway,
- *    as engines may not). Float tensors are f32 unless a field says otherwise; positions are
- *    int64 or int32. An absent optional tensor is NULL. An output may be the very same view as
- *    its input (in place) where the family allows it, and is otherwise disjoint from every input.
+ *    as engines may not). Float tensors are f32, or bf16 ({kDLBfloat, 16, 1}) and f16
+ *    ({kDLFloat, 16, 1}) where the family's header allows them (activations and outputs, one dtype
+ *    per call; rope caches f32 or bf16), and only for a kernel that declares POSENC_VARIANT_BF16
+ *    or POSENC_VARIANT_F16; such outputs are held to 1 ulp of their dtype (posenc/kernel.h).
+ *    Positions are int64 or int32. An absent optional tensor is NULL. An output may be the very
+ *    same view as its input (in place) where the family allows it, and is otherwise disjoint from
+ *    every input.
  *  - posenc calls a kernel only with the variants it declares in its entry, except in bad-input
  *    checks. Bad input must be rejected before any output byte is written: fill *error naming
  *    the argument as posenc's contract does (the field name, "positions[3]", "q.shape[2]",

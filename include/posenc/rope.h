@@ -11,11 +11,18 @@
 // Shapes: q, q_out [tokens, hq, head_dim]; k, k_out [tokens, hk, head_dim] (hk may differ from
 // hq); positions i64 or i32 [tokens] in [0, kMaxPosition], and below the cache's rows when cached.
 // Each output is either its input's exact view (in place) or disjoint from every input.
+// Dtypes: q, q_out, k, k_out all f32, all bf16 or all f16 (one activation dtype per call, as
+// engines run); the cache f32 or bf16 (cos and sin alike) whatever the activations.
 //
 // Tolerance unit: |got − ref| ≤ bound · ulp_f32(f·‖(a, b)‖) for each rotated element, (a, b) its
 // input pair (before an in-place call overwrote it) and f the attention factor; with a cache,
 // f = ‖(cos[p, i], sin[p, i])‖ of the row read (the attention factor for a true cos/sin table).
 // The pass-through tail must be bit-exact.
+// bf16 and f16 outputs: the unit is ulp_bf16(f·‖(a, b)‖) = 2¹⁶·ulp_f32(f·‖(a, b)‖) or
+// ulp_f16(f·‖(a, b)‖), and every implementation with a nonzero bound is held to 1 of those
+// (kLowPrecisionBound, kernel.h): after rounding, within 1 ulp of the output dtype relative to
+// the pair norm. A kernel that computes in f32 and rounds once at the end meets it; one that rounds
+// an intermediate (a product, a coefficient) to the output dtype does not.
 #pragma once
 
 #include <optional>
@@ -49,7 +56,7 @@ struct RopeCall {
   bool inverse = false;
   double base = 10000.0;           // read when no cache is given
   RopeScaling scaling;             // read when no cache is given
-  std::optional<Tensor> cos, sin;  // f32 [rows, rotary_dim/2]
+  std::optional<Tensor> cos, sin;  // f32 or bf16 [rows, rotary_dim/2]
   int threads = 0;
 
   void validate() const;

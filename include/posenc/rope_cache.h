@@ -3,7 +3,9 @@
 // with ω and the attention factor a from rope_frequencies. vLLM's [rows, rotary_dim] layout is
 // cos = view(cache, [rows, d/2], strides [d, 1]) and sin the same view at cache + d/2.
 //
-// Tolerance unit: |got − ref| ≤ bound · ulp_f32(a).
+// The table is f32, or bf16 as some engines keep it (sin the same dtype as cos).
+//
+// Tolerance unit: |got − ref| ≤ bound · ulp_f32(a); for a bf16 table, 1 ulp_bf16(a) (kernel.h).
 #pragma once
 
 #include "posenc/kernel.h"
@@ -18,7 +20,7 @@ struct RopeCacheCall {
   int64_t rotary_dim = 0;
   double base = 10000.0;
   RopeScaling scaling;
-  Tensor cos, sin;  // out, f32 [rows, rotary_dim/2]; rows − 1 ≤ kMaxPosition
+  Tensor cos, sin;  // out, f32 or bf16 [rows, rotary_dim/2]; rows − 1 ≤ kMaxPosition
   int threads = 0;
 
   void validate() const;

@@ -7,7 +7,9 @@
 // Shapes: out [tokens, d]; x [tokens, d]; positions i64 [tokens] in [0, kMaxPosition]. base ≥ 1,
 // so ω_i ≤ 1 and angles stay within the oracle's accuracy (see rope_frequencies.h).
 //
-// Tolerance unit: |got − ref| ≤ bound · ulp_f32(1 + |x[t, c]|).
+// Dtypes: out f32, bf16 or f16; x the same as out.
+//
+// Tolerance unit: |got − ref| ≤ bound · ulp_f32(1 + |x[t, c]|) (ulp of out's dtype, kernel.h).
 #pragma once
 
 #include <optional>

@@ -22,6 +22,8 @@
 // Shapes: q_positions i64 [tq], k_positions i64 [tk], table [n_buckets, heads], bias out
 // [heads, tq, tk]. n_buckets ≥ 2 (≥ 4 bidirectional), max_distance > e.
 //
+// Dtypes: table and bias f32, bf16 or f16 alike (a lookup copies).
+//
 // Tolerance unit: a lookup is exact, so bound 0: bit-for-bit equal.
 #pragma once
 

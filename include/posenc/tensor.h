@@ -48,7 +48,8 @@ Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape);
 Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape,
             std::initializer_list<int64_t> strides);
 
-// Reads one element as double / writes one element rounded once from double. Any float dtype.
+// Reads one element as double / writes one element rounded once from double (to nearest, ties to
+// even; ±∞ past the dtype's largest finite value). Any float dtype: f32, f64, bf16, f16.
 double load(const Tensor& t, int64_t offset);
 void store(const Tensor& t, int64_t offset, double value);
 // Reads one element of an i32 or i64 tensor.
@@ -64,6 +65,9 @@ int64_t checked_mul(int64_t a, int64_t b, const std::string& argument);
 // data is non-null when the view is non-empty.
 void check_view(const Tensor& t, std::string_view name, int rank,
                 std::initializer_list<DType> dtypes);
+// Checks t.dtype == like.dtype: a family whose outputs (or peer inputs) share their input's dtype.
+void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
+                      std::string_view like_name);
 // Checks t.shape[dim] == expected.
 void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected);
 // An output must not have two indices that share an element (stride 0, overlapping strides).
