@@ -13,6 +13,19 @@
 // measured 2.0 against the correctly rounded exact value, 1.62 against the exact value). Targets
 // without FMA emulate it in double (a product of floats is exact there).
 //
+// Where that f32 arithmetic can disagree with the reference about overflow, it is not used: an
+// output of magnitude ≥ 2¹²⁷ or NaN is recomputed exactly as the reference does (ExactPairs). A
+// huge factor or input can overflow a coefficient or product (∞ − ∞ = NaN where the reference's
+// fp64 value is finite or ±∞), and near FLT_MAX the two roundings can differ about ±∞; any such
+// output is ≥ 2¹²⁷ or NaN here (finite products keep it within 2u of the exact value). Below
+// f = 2⁻¹²⁶ the f32 coefficients are subnormal or 0 (losing the 2u bound, and ∞·0 = NaN), so every
+// output is recomputed. The check costs a few lane operations per vector (a quarter of the time
+// in cache), so it runs only where a token can overflow: f ≠ 1, an ω below 2⁻⁶⁰ (sin θ may round
+// to 0: ∞·0), or a cache row with an entry above 1 in magnitude. Otherwise no coefficient or
+// product overflows or vanishes where the reference's does not; only an output within 2u of the ±∞
+// rounding threshold may still round the other way.
+// A recomputed bf16 or f16 output is rounded to f32 first, then to its dtype.
+//
 // bf16 and f16 activations are promoted to f32 (exact), rotated with the same arithmetic, and the
 // result rounded once more, to nearest even, to the output dtype: the f32 value is within 2 ulp_f32
 // of the exact one, so the output lands on the reference's grid point or its neighbour, within
@@ -28,6 +41,7 @@
 #include <hwy/aligned_allocator.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -56,7 +70,22 @@ struct RopePlan {
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
   double factor;         // attention factor, on the fly
+  bool guarded;          // on the fly, outputs are checked: see the top comment
+  float exact_from;      // outputs this large (or NaN) are recomputed when guarded: see ExactPairs
   RopeHeads q, k;
+};
+
+// The reference's arithmetic for one element of pair i of a token (reference/rope.cc): the pair's
+// double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once. The coefficients
+// are the cache row's, or f·cos θ and ±f·sin θ of θ = p·ω by libm: the reference's bits wherever
+// its ω and f have them (none, linear, ntk, dynamic_ntk; the others agree within a few ulp). Slow,
+// and called for rare outputs only.
+struct ExactPairs {
+  const RopePlan* plan;
+  int64_t position;
+  const float *c, *s;  // the token's coefficients, s signed; read when cached
+
+  float element(int64_t i, float a, float b, bool first) const;
 };
 
 // Up to this many bytes of q and k, the rows are taken to sit in cache (a fraction of the L3).
@@ -250,20 +279,84 @@ HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, NativeBf16* p) {
 }
 #endif
 
+// Whether |c[i]| > 1 or |s[i]| > 1 for some i < n (arrays padded to whole vectors).
+template <class D>
+HWY_INLINE bool AnyAboveOne(D d, const float* c, const float* s, int64_t n) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto one = hn::Set(d, 1.0f);
+  auto above = hn::Zero(d);
+  for (int64_t i = 0; i < n; i += N) {
+    above = hn::Or(above, hn::VecFromMask(d, hn::Gt(hn::Abs(hn::LoadU(d, c + i)), one)));
+    above = hn::Or(above, hn::VecFromMask(d, hn::Gt(hn::Abs(hn::LoadU(d, s + i)), one)));
+  }
+  return !hn::AllFalse(d, hn::MaskFromVec(above));
+}
+
+// Whether an output of the pair vector (x, y) may need ExactPairs: |x| + |y| ≥ exact_from or NaN
+// whenever a lane of x or y is.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE bool MayBeInexact(D d, V x, V y, V exact_from) {
+  return !hn::AllTrue(d, hn::Lt(hn::Add(hn::Abs(x), hn::Abs(y)), exact_from));
+}
+
+// Outputs x' = rotated (a, b) of pairs i, i + 1, ... (a' lanes when `first`, else b' lanes), each
+// replaced by ExactPairs' value where it is ≥ exact_from or NaN; the same test on every path.
+template <class D, class V = hn::VFromD<D>>
+HWY_NOINLINE V ExactHalfSplit(D d, const ExactPairs& exact, int64_t i, V a, V b, V x, bool first) {
+  HWY_ALIGN float av[hn::MaxLanes(d)], bv[hn::MaxLanes(d)], xv[hn::MaxLanes(d)];
+  hn::Store(a, d, av);
+  hn::Store(b, d, bv);
+  hn::Store(x, d, xv);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) {
+    if (!(std::fabs(xv[l]) < exact.plan->exact_from)) {
+      xv[l] = exact.element(i + static_cast<int64_t>(l), av[l], bv[l], first);
+    }
+  }
+  return hn::Load(d, xv);
+}
+
 // One pair vector: a' = a·c − b·s, b' = b·c + a·s, each one FMA over one rounded product.
-template <class D, class T, class V = hn::VFromD<D>>
-HWY_INLINE void RotatePair(D d, const T* a_in, const T* b_in, T* a_out, T* b_out, V c, V s) {
+template <bool kGuarded, class D, class T, class V = hn::VFromD<D>>
+HWY_INLINE void RotatePair(D d, const T* a_in, const T* b_in, T* a_out, T* b_out, V c, V s,
+                           V exact_from, const ExactPairs& exact, int64_t i) {
   const V a = LoadF32(d, a_in), b = LoadF32(d, b_in);
-  StoreF32(d, FusedMulSub(d, a, c, hn::Mul(b, s)), a_out);
-  StoreF32(d, FusedMulAdd(d, b, c, hn::Mul(a, s)), b_out);
+  V a2 = FusedMulSub(d, a, c, hn::Mul(b, s)), b2 = FusedMulAdd(d, b, c, hn::Mul(a, s));
+  if (kGuarded && HWY_UNLIKELY(MayBeInexact(d, a2, b2, exact_from))) {
+    a2 = ExactHalfSplit(d, exact, i, a, b, a2, true);
+    b2 = ExactHalfSplit(d, exact, i, a, b, b2, false);
+  }
+  StoreF32(d, a2, a_out);
+  StoreF32(d, b2, b_out);
+}
+
+// The interleaved vector x' = rotated x = (a0, b0, a1, b1, ...) of pairs j/2, j/2 + 1, ...: as
+// ExactHalfSplit.
+template <class D, class V = hn::VFromD<D>>
+HWY_NOINLINE V ExactInterleaved(D d, const ExactPairs& exact, int64_t j, V x, V x2) {
+  HWY_ALIGN float xv[hn::MaxLanes(d)], x2v[hn::MaxLanes(d)];
+  hn::Store(x, d, xv);
+  hn::Store(x2, d, x2v);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) {
+    const size_t pair = l & ~size_t{1};
+    if (!(std::fabs(x2v[l]) < exact.plan->exact_from)) {
+      x2v[l] = exact.element((j + static_cast<int64_t>(l)) / 2, xv[pair], xv[pair + 1], l == pair);
+    }
+  }
+  return hn::Load(d, x2v);
 }
 
 // One interleaved vector x = (a0, b0, a1, b1, ...) with c2 = (c0, c0, c1, c1, ...) and
 // s2 = (−s0, s0, −s1, s1, ...): x' = fma(x, c2, round(swap(x)·s2)), RotatePair's arithmetic.
-template <class D, class T, class V = hn::VFromD<D>>
-HWY_INLINE void RotateInterleavedVector(D d, const T* in, T* out, V c2, V s2) {
+// j: the index of x's first element in the row.
+template <bool kGuarded, class D, class T, class V = hn::VFromD<D>>
+HWY_INLINE void RotateInterleavedVector(D d, const T* in, T* out, V c2, V s2, V exact_from,
+                                        const ExactPairs& exact, int64_t j) {
   const V x = LoadF32(d, in);
-  StoreF32(d, FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2)), out);
+  V x2 = FusedMulAdd(d, x, c2, hn::Mul(hn::Reverse2(d, x), s2));
+  if (kGuarded && HWY_UNLIKELY(MayBeInexact(d, x2, x2, exact_from))) {
+    x2 = ExactInterleaved(d, exact, j, x, x2);
+  }
+  StoreF32(d, x2, out);
 }
 
 // Contiguous rows (unit stride along head_dim): `heads` rows at in + h·in_stride, written to
@@ -282,10 +375,11 @@ struct Rows {
   bool chunk_outer;
 };
 
-template <class D, class T>
+template <bool kGuarded, class D, class T>
 HWY_INLINE void RotateHalfSplit(D d, const Rows<T>& rows, int64_t half, const float* c,
-                                const float* s) {
+                                const float* s, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto exact_from = hn::Set(d, exact.plan->exact_from);
   const int64_t full = half / N * N;
   // Locals, not rows' fields: stores through out could alias those, forcing reloads.
   const T* const in0 = rows.in;
@@ -299,7 +393,8 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows<T>& rows, int64_t half, const fl
       for (int64_t h = 0; h < heads; ++h) {
         const T* in = row_in(h);
         T* out = row_out(h);
-        RotatePair(d, in + i, in + half + i, out + i, out + half + i, cv, sv);
+        RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, cv, sv, exact_from,
+                             exact, i);
       }
     }
   } else {
@@ -307,8 +402,8 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows<T>& rows, int64_t half, const fl
       const T* in = row_in(h);
       T* out = row_out(h);
       for (int64_t i = 0; i < full; i += N) {
-        RotatePair(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
-                   hn::LoadU(d, s + i));
+        RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, hn::LoadU(d, c + i),
+                             hn::LoadU(d, s + i), exact_from, exact, i);
       }
     }
   }
@@ -319,23 +414,26 @@ HWY_INLINE void RotateHalfSplit(D d, const Rows<T>& rows, int64_t half, const fl
     HWY_ALIGN T a[hn::MaxLanes(d)] = {}, b[hn::MaxLanes(d)] = {};
     std::memcpy(a, row_in(h) + full, rest);
     std::memcpy(b, row_in(h) + half + full, rest);
-    RotatePair(d, a, b, a, b, cv, sv);
+    RotatePair<kGuarded>(d, a, b, a, b, cv, sv, exact_from, exact, full);
     std::memcpy(row_out(h) + full, a, rest);
     std::memcpy(row_out(h) + half + full, b, rest);
   }
 }
 
-template <class D, class T>
+template <bool kGuarded, class D, class T>
 HWY_INLINE void RotateInterleaved(D d, const Rows<T>& rows, int64_t rotary_dim, const float* c2,
-                                  const float* s2) {
+                                  const float* s2, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const float exact_from = exact.plan->exact_from;
   if constexpr (hn::MaxLanes(D()) >= 2) {
     const int64_t full = rotary_dim / N * N;
     const T* const in0 = rows.in;  // locals: see RotateHalfSplit
     T* const out0 = rows.out;
     const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
-    const auto rotate = [=](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
-      RotateInterleavedVector(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv, sv);
+    const auto limit = hn::Set(d, exact_from);
+    const auto rotate = [=, &exact](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
+      RotateInterleavedVector<kGuarded>(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv,
+                                        sv, limit, exact, j);
     };
     if (rows.chunk_outer) {
       for (int64_t j = 0; j < full; j += N) {
@@ -354,7 +452,7 @@ HWY_INLINE void RotateInterleaved(D d, const Rows<T>& rows, int64_t rotary_dim, 
     for (int64_t h = 0; h < heads; ++h) {
       HWY_ALIGN T x[hn::MaxLanes(d)] = {};
       std::memcpy(x, in0 + h * in_stride + full, rest);
-      RotateInterleavedVector(d, x, x, cv, sv);
+      RotateInterleavedVector<kGuarded>(d, x, x, cv, sv, limit, exact, full);
       std::memcpy(out0 + h * out_stride + full, x, rest);
     }
   } else {  // one lane (HWY_SCALAR): swap by hand
@@ -363,9 +461,16 @@ HWY_INLINE void RotateInterleaved(D d, const Rows<T>& rows, int64_t rotary_dim, 
       T* out = rows.out + h * rows.out_stride;
       for (int64_t j = 0; j < rotary_dim; j += 2) {
         const auto a = LoadF32(d, in + j), b = LoadF32(d, in + j + 1);
-        StoreF32(d, FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j]))), out + j);
-        StoreF32(d, FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1]))),
-                 out + j + 1);
+        auto a2 = FusedMulAdd(d, a, hn::Set(d, c2[j]), hn::Mul(b, hn::Set(d, s2[j])));
+        auto b2 = FusedMulAdd(d, b, hn::Set(d, c2[j + 1]), hn::Mul(a, hn::Set(d, s2[j + 1])));
+        if (kGuarded && !(std::fabs(hn::GetLane(a2)) < exact_from)) {
+          a2 = hn::Set(d, exact.element(j / 2, hn::GetLane(a), hn::GetLane(b), true));
+        }
+        if (kGuarded && !(std::fabs(hn::GetLane(b2)) < exact_from)) {
+          b2 = hn::Set(d, exact.element(j / 2, hn::GetLane(a), hn::GetLane(b), false));
+        }
+        StoreF32(d, a2, out + j);
+        StoreF32(d, b2, out + j + 1);
       }
     }
   }
@@ -386,11 +491,15 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   T* row = row_scratch.data();  // one strided row's rotary dims, gathered
   // Lanes past half feed only discarded tail lanes, but must hold defined values.
   std::fill(c, c + 2 * padded, 0.0f);
+  ExactPairs exact{&plan, 0, c, s};  // position set per token
+  bool guarded = plan.guarded;       // set per token when cached
   const auto rotate = [&](const Rows<T>& rows) {
     if (plan.interleaved) {
-      RotateInterleaved(d, rows, rot, c2, s2);
+      guarded ? RotateInterleaved<true>(d, rows, rot, c2, s2, exact)
+              : RotateInterleaved<false>(d, rows, rot, c2, s2, exact);
     } else {
-      RotateHalfSplit(d, rows, plan.half, c, s);
+      guarded ? RotateHalfSplit<true>(d, rows, plan.half, c, s, exact)
+              : RotateHalfSplit<false>(d, rows, plan.half, c, s, exact);
     }
   };
   const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
@@ -426,11 +535,13 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   std::optional<AngleWalker<decltype(dd)>> walker;
   if (plan.angles) walker.emplace(dd, *plan.angles, walker_scratch.data());
   for (int64_t t = begin; t < end; ++t) {
+    exact.position = position(t);
     if (walker) {
       walker->At(t, position);
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
     } else {
-      CachedCoefficients(plan, position(t), c, s);
+      CachedCoefficients(plan, exact.position, c, s);
+      guarded = AnyAboveOne(d, c, s, plan.half);
     }
     if (plan.interleaved) {
       for (int64_t i = 0; i < plan.half; i += N) {
@@ -468,6 +579,18 @@ namespace posenc::optimized {
 
 using RopeTokensFn = decltype(HWY_STATIC_DISPATCH(RopeTokens));
 
+float ExactPairs::element(int64_t i, float a, float b, bool first) const {
+  double cs = c[i], sn = s[i];
+  if (plan->angles) {
+    const double omega = plan->angles->hi[i] + plan->angles->lo[i];  // exact
+    const double angle = static_cast<double>(position) * omega;
+    cs = plan->factor * std::cos(angle);
+    sn = plan->sin_sign * plan->factor * std::sin(angle);
+  }
+  const double x = a, y = b;
+  return static_cast<float>(first ? x * cs - y * sn : x * sn + y * cs);
+}
+
 namespace {
 
 // Whether this CPU has AVX512_BF16 (asked once).
@@ -504,6 +627,8 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
                 .chunk_outer = false,
                 .angles = nullptr,
                 .factor = 1,
+                .guarded = true,
+                .exact_from = 0x1p127f,
                 .q = heads_of(call.q, call.q_out),
                 .k = call.k ? heads_of(*call.k, *call.k_out) : RopeHeads{}};
   // Measured in cache: about 0.07 ns per element rotated or copied, 0.2 ns per coefficient pair
@@ -517,6 +642,11 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   if (!call.cached()) {
     plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
     plan.factor = plan.angles->attention_factor;
+    if (plan.factor < 0x1p-126) plan.exact_from = 0;  // every output: see the top comment
+    bool tiny_omega = false;
+    for (int64_t i = 0; i < plan.angles->count; ++i)
+      tiny_omega = tiny_omega || plan.angles->hi[i] + plan.angles->lo[i] < 0x1p-60;
+    plan.guarded = plan.factor != 1 || tiny_omega;
   }
   parallel_for(tokens, parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
 }

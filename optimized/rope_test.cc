@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -10,7 +11,9 @@
 #include "optimized/optimized.h"
 #include "optimized/testing.h"
 #include "optimized/thread_pool.h"
+#include "posenc/registry.h"
 #include "properties/compare.h"
+#include "properties/harness.h"
 #include "properties/testing.h"
 
 namespace posenc::optimized {
@@ -306,6 +309,140 @@ TEST(OptimizedRope, InfinityAndNaNFollowTheDoubleFormula) {
     EXPECT_EQ(p.q_out[0], static_cast<float>(inf * c - 1.0 * sn)) << impl.name;
     EXPECT_EQ(p.q_out[2], static_cast<float>(1.0 * c + inf * sn)) << impl.name;
     EXPECT_TRUE(std::isnan(p.q_out[1]) && std::isnan(p.q_out[3])) << impl.name;
+  }
+}
+
+// Calls whose f32 arithmetic can overflow where the reference's fp64 does not (or not the same
+// way): a huge attention factor, inputs near FLT_MAX, a coefficient that underflows to 0 in f32
+// against an infinite input, a cache with entries above 1. Every target must match the reference
+// under the tolerance model (non-finite outputs exactly), in every layout, strided and in place.
+struct OverflowCase {
+  const char* label;
+  double factor;  // attention factor; with a cache, its entries are factor·(cos, sin)
+  std::function<float(std::mt19937_64&)> value;
+  bool cached = false;
+};
+
+float uniform(std::mt19937_64& rng, double lo, double hi) {
+  return static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng));
+}
+
+std::vector<OverflowCase> overflow_cases() {
+  const float inf = std::numeric_limits<float>::infinity(), big = 0x1.fffffep127f;
+  const auto near_max = [=](std::mt19937_64& rng) {
+    return (rng() & 1 ? 1 : -1) * uniform(rng, 0.5, 1.0) * big;
+  };
+  const auto moderate = [](std::mt19937_64& rng) { return uniform(rng, -3, 3); };
+  const auto some_infinite = [=](std::mt19937_64& rng) {
+    switch (rng() % 8) {
+      case 0:
+        return inf;
+      case 1:
+        return -inf;
+      default:
+        return uniform(rng, -3, 3);
+    }
+  };
+  return {{"fuzz finding: factor 1.5e300", 1.5e300, moderate},
+          {"factor 1e300", 1e300, moderate},
+          {"factor 1.5, inputs near FLT_MAX", 1.5, near_max},
+          {"factor 1, inputs near FLT_MAX", 1.0, near_max},
+          {"factor 1e-300, infinite inputs", 1e-300, some_infinite},
+          {"factor 1e-40 (subnormal f32 coefficients), inputs near FLT_MAX", 1e-40, near_max},
+          {"cache entries up to 1.5, inputs near FLT_MAX", 1.5, near_max, true},
+          {"cache entries up to 1e30, inputs up to 1e10", 1e30,
+           [](std::mt19937_64& rng) { return uniform(rng, -1e10, 1e10); }, true}};
+}
+
+// One call of `c` in `arena`, filled from `seed` (the same seed builds the same call).
+RopeCall overflow_call(Arena& arena, const OverflowCase& c, RopeLayout layout, Layout mem,
+                       uint64_t seed, int64_t kTokens = 5) {
+  constexpr int64_t kHeads = 3, kHeadDim = 40, kRotary = 34, kRows = 2000;
+  std::mt19937_64 rng(seed);
+  RopeCall call{.q = arena.alloc(DType::f32, {kTokens, kHeads, kHeadDim}, mem),
+                .q_out = arena.alloc(DType::f32, {kTokens, kHeads, kHeadDim}, mem),
+                .k = arena.alloc(DType::f32, {kTokens, 1, kHeadDim}, mem),
+                .k_out = arena.alloc(DType::f32, {kTokens, 1, kHeadDim}, mem),
+                .positions = arena.alloc(DType::i64, {kTokens}, mem),
+                .rotary_dim = kRotary,
+                .layout = layout,
+                .inverse = (seed & 1) != 0};
+  for (int64_t t = 0; t < kTokens; ++t) {
+    static_cast<int64_t*>(call.positions.data)[call.positions.offset(t)] =
+        t == 0 ? 0 : static_cast<int64_t>(rng() % kRows);
+    for (int64_t j = 0; j < kHeadDim; ++j) {
+      for (int64_t h = 0; h < kHeads; ++h) store(call.q, call.q.offset(t, h, j), c.value(rng));
+      store(*call.k, call.k->offset(t, 0, j), c.value(rng));
+    }
+  }
+  if (c.cached) {
+    call.cos = arena.alloc(DType::f32, {kRows, kRotary / 2}, mem);
+    call.sin = arena.alloc(DType::f32, {kRows, kRotary / 2}, mem);
+    for (int64_t p = 0; p < kRows; ++p) {
+      for (int64_t i = 0; i < kRotary / 2; ++i) {
+        const double angle = static_cast<double>(p) * std::pow(1e4, -2.0 * i / kRotary);
+        store(*call.cos, call.cos->offset(p, i), c.factor * std::cos(angle));
+        store(*call.sin, call.sin->offset(p, i), c.factor * std::sin(angle));
+      }
+    }
+  } else {
+    call.scaling.attention_factor = c.factor;
+  }
+  return call;
+}
+
+TEST(OptimizedRope, OverflowingProductsAndUnderflowingCoefficientsMatchTheReference) {
+  const auto& reference = reference_impl<RopeCall>();
+  int64_t checked = 0, non_finite = 0;
+  for (const OverflowCase& c : overflow_cases()) {
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      for (uint64_t seed = 1; seed <= 4; ++seed) {
+        Arena fresh, expected_arena;
+        const RopeCall input = overflow_call(fresh, c, layout, Layout::contiguous, seed);
+        const RopeCall expected =
+            overflow_call(expected_arena, c, layout, Layout::contiguous, seed);
+        reference.run(expected);
+        for (int64_t e = 0; e < expected.q_out.numel(); ++e) {
+          non_finite += !std::isfinite(static_cast<const float*>(expected.q_out.data)[e]);
+        }
+        for (const auto& impl : rope()) {
+          for (Layout mem : {Layout::contiguous, Layout::permuted}) {
+            for (bool in_place : {false, true}) {
+              Arena arena;
+              RopeCall got = overflow_call(arena, c, layout, mem, seed);
+              if (in_place) {
+                got.q_out = got.q;
+                got.k_out = got.k;
+              }
+              impl.run(got);
+              const harness::Comparison cmp = harness::compare(input, expected, got, impl.bound);
+              checked += cmp.checked;
+              EXPECT_TRUE(cmp.ok) << impl.name << ", " << c.label << ", " << layout_name(layout)
+                                  << ", " << harness::layout_name(mem)
+                                  << (in_place ? ", in place" : "") << ", seed " << seed << ": "
+                                  << cmp.describe();
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("%lld elements compared, %lld reference q outputs non-finite\n",
+              static_cast<long long>(checked), static_cast<long long>(non_finite));
+}
+
+TEST(OptimizedRope, OverflowFallbackIsBitwiseIdenticalForEveryThreadCount) {
+  const OverflowCase c = overflow_cases()[2];  // factor 1.5, inputs near FLT_MAX
+  std::vector<float> first;
+  for (int threads : {1, 2, 3, 7}) {
+    Arena arena;
+    RopeCall call = overflow_call(arena, c, RopeLayout::interleaved, Layout::contiguous, 9, 32768);
+    call.threads = threads;
+    rope().front().run(call);
+    EXPECT_EQ(last_threaded_parts(), threads);
+    const float* out = static_cast<const float*>(call.q_out.data);
+    if (first.empty()) first.assign(out, out + call.q_out.numel());
+    EXPECT_EQ(std::memcmp(out, first.data(), first.size() * 4), 0) << threads;
   }
 }
 
