@@ -73,14 +73,16 @@ Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape) {
   int64_t stride = 1;
   for (int d = t.rank - 1; d >= 0; --d) {
     t.strides[d] = stride;
-    stride *= t.shape[d];
+    // Wraps rather than overflowing (UB) on a huge shape; validation rejects such a view.
+    __builtin_mul_overflow(stride, t.shape[d], &stride);
   }
   return t;
 }
 
 Tensor view(void* data, DType dtype, std::initializer_list<int64_t> shape,
             std::initializer_list<int64_t> strides) {
-  Tensor t = view(data, dtype, shape);
+  Tensor t{.data = data, .dtype = dtype, .rank = static_cast<int>(shape.size())};
+  std::copy(shape.begin(), shape.end(), t.shape.begin());
   std::copy(strides.begin(), strides.end(), t.strides.begin());
   return t;
 }
