@@ -33,7 +33,8 @@ namespace {
 
 // The dims [from, from + count) of a [tokens, heads, head_dim] view.
 Tensor dims(Tensor t, int64_t from, int64_t count) {
-  t.data = static_cast<char*>(t.data) + from * t.strides[2] * dtype_size(t.dtype);
+  // An empty view may have no data: offsetting a null pointer is UB (found by rope_fuzz).
+  if (t.data) t.data = static_cast<char*>(t.data) + from * t.strides[2] * dtype_size(t.dtype);
   t.shape[2] = count;
   return t;
 }
