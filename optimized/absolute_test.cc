@@ -176,7 +176,7 @@ void expect_edges_bitwise(DType dtype, DType table_dtype, const std::vector<Edge
       }};
   // The edges are what they claim: exact in their dtypes, and the traps are traps.
   for (const Edge& e : edges) {
-    uint16_t bits = 0;
+    uint32_t bits = 0;
     float f = 0;
     const Tensor x = view(&bits, dtype, {1}), t = view(&f, table_dtype, {1});
     store(x, 0, e.x);
@@ -228,7 +228,45 @@ TEST(OptimizedAbsolute, HalfPrecisionRoundsOnceAtTheEdges) {
                         {1, 0x1p100},                        // far past: ∞
                         {-1, -INFINITY},                     // −∞
                         {NAN, 1}});                          // NaN
-  // Mixed 16-bit dtypes also add in fp64.
+  // x and table of out's dtype, or an f32 out: one f32 add.
+  expect_edges_bitwise(DType::bf16, DType::bf16,
+                       {{1, 0x1p-8},
+                        {1 + 0x1p-7, 0x1p-8},
+                        {1 + 0x1p-7, 0x1p-8 + 0x1p-15},
+                        {1, 0x1p-20},
+                        {kMinBf16, kMinBf16},
+                        {-kMinBf16, kMinBf16},
+                        {kMaxBf16, 0x1p119},
+                        {kMaxBf16, 0x1p118},
+                        {kMaxBf16, kMaxBf16},
+                        {-0.0, -0.0},
+                        {INFINITY, -INFINITY},
+                        {NAN, 1}});
+  expect_edges_bitwise(DType::f16, DType::f16,
+                       {{1, 0x1p-11},
+                        {1 + 0x1p-10, 0x1p-11},
+                        {1, 0x1p-11 + 0x1p-21},
+                        {kMinF16, kMinF16},
+                        {kMinF16, 0x1p-24},
+                        {kMaxF16, 16},
+                        {kMaxF16, 8},
+                        {-kMaxF16, -kMaxF16},
+                        {-0.0, -0.0},
+                        {NAN, 1}});
+  const double kMaxF32 = 3.4028234663852886e38;
+  for (DType table_dtype : {DType::bf16, DType::f16}) {
+    expect_edges_bitwise(DType::f32, table_dtype,
+                         {{1, 0x1p-24},
+                          {1 + 0x1p-23, 0x1p-24},
+                          {1, 0x1p-13},
+                          {0x1p-149, kMinF16},
+                          {kMaxF32, table_dtype == DType::bf16 ? kMaxBf16 : kMaxF16},
+                          {-kMaxF32, -1},
+                          {-0.0, -0.0},
+                          {NAN, 1},
+                          {1, INFINITY}});
+  }
+  // Mixed 16-bit dtypes add in fp64.
   expect_edges_bitwise(DType::bf16, DType::f16,
                        {{1, 0x1p-8},
                         {1 + 0x1p-7, 0x1p-8},
@@ -250,15 +288,15 @@ TEST(OptimizedAbsolute, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
     for (DType table_dtype : {dtype, DType::f32}) {
       const harness::Problem<AbsoluteCall> problem{
           dtype_name(dtype), [=](harness::Arena& arena) {
-            harness::Values values(21);
+            harness::Values values(21);  // 1024 rows of 768: enough work for 7 parts
             AbsoluteCall call;
-            call.x = arena.alloc(dtype, {8192, 768});
+            call.x = arena.alloc(dtype, {1024, 768});
             call.table = arena.alloc(table_dtype, {2048, 768});
             values.fill(call.x, -4, 4);
             values.fill(call.table, -4, 4);
-            call.positions = arena.alloc(DType::i64, {8192});
+            call.positions = arena.alloc(DType::i64, {1024});
             values.fill_index(call.positions, 0, 2047);
-            call.out = arena.alloc(dtype, {8192, 768});
+            call.out = arena.alloc(dtype, {1024, 768});
             return call;
           }};
       expect_bitwise_for_thread_counts(absolute().front(), problem);
