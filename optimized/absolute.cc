@@ -1,7 +1,16 @@
-// absolute: out[t] = x[t] + table[positions[t]], one f32 add per element (correctly rounded, so
-// bitwise equal to the reference). Tokens are split across threads; rows are vectorized.
-// Rows with a bf16 or f16 x, out or table take a scalar loop: the reference's double add, rounded
-// once by the contract's store() (bitwise equal too; not vectorized yet).
+// absolute: out[t] = x[t] + table[positions[t]], bitwise the reference's fp64 sum rounded once to
+// out's dtype. Tokens are split across threads; rows with unit strides are vectorized, others take
+// the reference's loop (the contract's load() and store()).
+//
+// The reference rounds the exact sum to fp64, then to out's dtype. Rounding twice to nearest is
+// the same as rounding once when the first precision p' and the second p satisfy p' ≥ 2p + 1 and
+// both addends are in the second format (Figueroa, "When is double rounding innocuous?", 1995):
+// so the fp64 sum rounded to out's dtype equals the correctly rounded sum, and so does one f32 add
+// (p' = 24) rounded to bf16 (p = 8) or f16 (p = 11), when x and table are both out's dtype, and the
+// f32 add alone when out is f32 (a bf16 or f16 table widens to f32 exactly). In the range below
+// f32's normals every such sum is exact in f32, and f32 overflows only past bf16's own ∞ threshold.
+// A bf16 or f16 out with a table of another dtype adds in fp64 and rounds to f32 to odd, then to
+// nearest even (math-inl.h's lowp): the reference's one rounding of its fp64 sum.
 #ifndef POSENC_OPTIMIZED_ABSOLUTE_SHARED
 #define POSENC_OPTIMIZED_ABSOLUTE_SHARED
 #include "optimized/optimized.h"
@@ -13,37 +22,78 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "optimized/math-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void AbsoluteRows(const AbsoluteCall& call, int64_t begin, int64_t end) {
+// Rows [begin, end) with x and out of element type TO and the table of TT.
+template <class TO, class TT>
+void AbsoluteRowsOf(const AbsoluteCall& call, int64_t begin, int64_t end) {
+  // One f32 add suffices (see the top); otherwise the sum is in fp64.
+  constexpr bool kF32Sum = sizeof(TO) == 4 || std::is_same_v<TO, TT>;
   const hn::ScalableTag<float> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> dh;  // as many f32 lanes as double lanes
+  const int64_t N = static_cast<int64_t>(kF32Sum ? hn::Lanes(d) : hn::Lanes(dh));
   const Tensor &x = call.x, &table = call.table, &out = call.out;
   const int64_t dim = x.shape[1];
   const bool unit_stride = x.strides[1] == 1 && table.strides[1] == 1 && out.strides[1] == 1;
-  const bool f32 = out.dtype == DType::f32 && table.dtype == DType::f32;  // x's is out's
   for (int64_t t = begin; t < end; ++t) {
     const int64_t row = load_index(call.positions, call.positions.offset(t));
-    if (!f32) {
-      for (int64_t c = 0; c < dim; ++c)
-        store(out, out.offset(t, c), load(x, x.offset(t, c)) + load(table, table.offset(row, c)));
+    const TO* xr = x.as<TO>() + x.offset(t);
+    const TT* pr = table.as<TT>() + table.offset(row);
+    TO* o = out.as<TO>() + out.offset(t);
+    if (!unit_stride) {
+      for (int64_t c = 0; c < dim; ++c) {
+        if constexpr (sizeof(TO) == 4 && sizeof(TT) == 4) {
+          o[c * out.strides[1]] = xr[c * x.strides[1]] + pr[c * table.strides[1]];
+        } else {
+          store(out, out.offset(t, c), load(x, x.offset(t, c)) + load(table, table.offset(row, c)));
+        }
+      }
       continue;
     }
-    const float* xr = x.as<float>() + x.offset(t);
-    const float* pr = table.as<float>() + table.offset(row);
-    float* o = out.as<float>() + out.offset(t);
-    if (unit_stride) {
-      int64_t c = 0;
-      for (; c + N <= dim; c += N)
-        hn::StoreU(hn::Add(hn::LoadU(d, xr + c), hn::LoadU(d, pr + c)), d, o + c);
-      for (; c < dim; ++c) o[c] = xr[c] + pr[c];
-    } else {
-      for (int64_t c = 0; c < dim; ++c) {
-        o[c * out.strides[1]] = xr[c * x.strides[1]] + pr[c * table.strides[1]];
+    int64_t c = 0;
+    for (; c + N <= dim; c += N) {
+      if constexpr (kF32Sum) {
+        lowp::StoreF32(d, hn::Add(lowp::LoadF32(d, xr + c), lowp::LoadF32(d, pr + c)), o + c);
+      } else {
+        const auto sum = hn::Add(hn::PromoteTo(dd, lowp::LoadF32(dh, xr + c)),
+                                 hn::PromoteTo(dd, lowp::LoadF32(dh, pr + c)));
+        lowp::StoreF32(dh, lowp::DemoteToF32RoundToOdd(dh, sum), o + c);
       }
     }
+    if constexpr (sizeof(TO) == 4 && sizeof(TT) == 4) {
+      for (; c < dim; ++c) o[c] = xr[c] + pr[c];
+    } else {
+      for (; c < dim; ++c)
+        store(out, out.offset(t, c), load(x, x.offset(t, c)) + load(table, table.offset(row, c)));
+    }
+  }
+}
+
+template <class TO>
+void AbsoluteRowsTo(const AbsoluteCall& call, int64_t begin, int64_t end) {
+  switch (call.table.dtype) {
+    case DType::bf16:
+      return AbsoluteRowsOf<TO, hwy::bfloat16_t>(call, begin, end);
+    case DType::f16:
+      return AbsoluteRowsOf<TO, hwy::float16_t>(call, begin, end);
+    default:
+      return AbsoluteRowsOf<TO, float>(call, begin, end);
+  }
+}
+
+void AbsoluteRows(const AbsoluteCall& call, int64_t begin, int64_t end) {
+  switch (call.out.dtype) {
+    case DType::bf16:
+      return AbsoluteRowsTo<hwy::bfloat16_t>(call, begin, end);
+    case DType::f16:
+      return AbsoluteRowsTo<hwy::float16_t>(call, begin, end);
+    default:
+      return AbsoluteRowsTo<float>(call, begin, end);
   }
 }
 

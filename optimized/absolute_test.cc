@@ -1,13 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "optimized/optimized.h"
 #include "optimized/testing.h"
 #include "optimized/thread_pool.h"
 #include "posenc/error.h"
+#include "properties/harness.h"
 
 namespace posenc::optimized {
 namespace {
@@ -138,6 +141,166 @@ TEST(OptimizedAbsolute, HalfPrecisionIsBitwiseOnEveryTarget) {
             }};
         expect_every_target_matches(absolute(), problem);
       }
+}
+
+// One rounding from fp64 at the edges of bf16 and f16 (out and x), through the sum with an f32 or
+// other 16-bit table (the fp64 sum, rounded to f32 to odd, then to nearest even): ties both ways,
+// sums just past or short of a midpoint where rounding to f32 first would land on it (`trap`: the
+// test checks that f64 → f32 → dtype really differs there), subnormals, the largest finite value
+// and overflow, ∞, NaN and signed zeros. Each case sits at every lane position and in the tails.
+struct Edge {
+  double x, table;
+  bool trap = false;
+};
+
+void expect_edges_bitwise(DType dtype, DType table_dtype, const std::vector<Edge>& edges) {
+  const int64_t n = static_cast<int64_t>(edges.size()), dim = 67;
+  // Row t holds edge (c + t) % n at column c: every edge in every lane and tail position.
+  const harness::Problem<AbsoluteCall> problem{
+      std::string(dtype_name(dtype)) + " edges, table " + dtype_name(table_dtype),
+      [=](harness::Arena& arena) {
+        AbsoluteCall call;
+        call.x = arena.alloc(dtype, {n, dim});
+        call.table = arena.alloc(table_dtype, {n, dim});
+        call.positions = arena.alloc(DType::i64, {n});
+        call.out = arena.alloc(dtype, {n, dim});
+        for (int64_t t = 0; t < n; ++t) {
+          static_cast<int64_t*>(call.positions.data)[t] = t;
+          for (int64_t c = 0; c < dim; ++c) {
+            const Edge& e = edges[(c + t) % n];
+            store(call.x, call.x.offset(t, c), e.x);
+            store(call.table, call.table.offset(t, c), e.table);
+          }
+        }
+        return call;
+      }};
+  // The edges are what they claim: exact in their dtypes, and the traps are traps.
+  for (const Edge& e : edges) {
+    uint32_t bits = 0;
+    float f = 0;
+    const Tensor x = view(&bits, dtype, {1}), t = view(&f, table_dtype, {1});
+    store(x, 0, e.x);
+    store(t, 0, e.table);
+    ASSERT_TRUE(std::isnan(e.x) || load(x, 0) == e.x) << e.x;
+    ASSERT_TRUE(std::isnan(e.table) || load(t, 0) == e.table) << e.table;
+    if (!e.trap) continue;
+    uint16_t once = 0, twice = 0;
+    store(view(&once, dtype, {1}), 0, e.x + e.table);
+    store(view(&twice, dtype, {1}), 0, static_cast<float>(e.x + e.table));
+    EXPECT_NE(once, twice) << "not a double-rounding trap: " << e.x << " + " << e.table;
+  }
+  expect_every_target_matches(absolute(), problem);
+}
+
+TEST(OptimizedAbsolute, HalfPrecisionRoundsOnceAtTheEdges) {
+  const double kMaxBf16 = 0x1.FEp127, kMinBf16 = 0x1p-133;  // largest; least subnormal
+  expect_edges_bitwise(DType::bf16, DType::f32,
+                       {{1, 0x1p-8},                             // tie, to even: down to 1
+                        {1 + 0x1p-7, 0x1p-8},                    // tie, to even: up
+                        {1, 0x1p-8 + 0x1p-31, true},             // just past the midpoint
+                        {1 + 0x1p-7, 0x1p-8 - 0x1p-32, true},    // just short of it
+                        {-1 - 0x1p-7, -0x1p-8 + 0x1p-32, true},  // the same, negative
+                        {kMinBf16, 0x1p-134},                    // subnormal tie, up to even
+                        {0, 0x1p-134},                           // subnormal tie, down to +0
+                        {-0.0, -0x1p-134 - 0x1p-149},            // past half the least subnormal
+                        {-kMinBf16, kMinBf16},                   // exact zero: +0
+                        {-0.0, -0.0},                            // −0
+                        {kMaxBf16, 0x1p119},                     // tie at the top: ∞
+                        {kMaxBf16, 0x1p119 - 0x1p95, true},  // just short of it: the largest finite
+                        {-kMaxBf16, -0x1p119 + 0x1p95, true},  // negative
+                        {kMaxBf16, 3.4028234663852886e38},     // past f32's range
+                        {1, INFINITY},                         // ∞
+                        {INFINITY, -INFINITY},                 // NaN
+                        {NAN, 1}});                            // NaN
+  const double kMaxF16 = 65504, kMinF16 = 0x1p-24;
+  expect_edges_bitwise(DType::f16, DType::f32,
+                       {{1, 0x1p-11},                        // tie, to even: down
+                        {1 + 0x1p-10, 0x1p-11},              // tie, to even: up
+                        {1, 0x1p-11 + 0x1p-34, true},        // just past the midpoint
+                        {kMinF16, 0x1p-25},                  // subnormal tie, up to even
+                        {kMinF16, 0x1p-25 - 0x1p-49, true},  // just short of it
+                        {0, 0x1p-26},                        // below half the least subnormal: +0
+                        {-0.0, -0x1p-26},                    // −0
+                        {-0.0, -0.0},                        // −0
+                        {kMaxF16, 16},                       // tie at the top: ∞
+                        {kMaxF16, 16 - 0x1p-20, true},       // just short of it: the largest finite
+                        {-kMaxF16, -16 + 0x1p-20, true},     // negative
+                        {1, 0x1p100},                        // far past: ∞
+                        {-1, -INFINITY},                     // −∞
+                        {NAN, 1}});                          // NaN
+  // x and table of out's dtype, or an f32 out: one f32 add.
+  expect_edges_bitwise(DType::bf16, DType::bf16,
+                       {{1, 0x1p-8},
+                        {1 + 0x1p-7, 0x1p-8},
+                        {1 + 0x1p-7, 0x1p-8 + 0x1p-15},
+                        {1, 0x1p-20},
+                        {kMinBf16, kMinBf16},
+                        {-kMinBf16, kMinBf16},
+                        {kMaxBf16, 0x1p119},
+                        {kMaxBf16, 0x1p118},
+                        {kMaxBf16, kMaxBf16},
+                        {-0.0, -0.0},
+                        {INFINITY, -INFINITY},
+                        {NAN, 1}});
+  expect_edges_bitwise(DType::f16, DType::f16,
+                       {{1, 0x1p-11},
+                        {1 + 0x1p-10, 0x1p-11},
+                        {1, 0x1p-11 + 0x1p-21},
+                        {kMinF16, kMinF16},
+                        {kMinF16, 0x1p-24},
+                        {kMaxF16, 16},
+                        {kMaxF16, 8},
+                        {-kMaxF16, -kMaxF16},
+                        {-0.0, -0.0},
+                        {NAN, 1}});
+  const double kMaxF32 = 3.4028234663852886e38;
+  for (DType table_dtype : {DType::bf16, DType::f16}) {
+    expect_edges_bitwise(DType::f32, table_dtype,
+                         {{1, 0x1p-24},
+                          {1 + 0x1p-23, 0x1p-24},
+                          {1, 0x1p-13},
+                          {0x1p-149, kMinF16},
+                          {kMaxF32, table_dtype == DType::bf16 ? kMaxBf16 : kMaxF16},
+                          {-kMaxF32, -1},
+                          {-0.0, -0.0},
+                          {NAN, 1},
+                          {1, INFINITY}});
+  }
+  // Mixed 16-bit dtypes add in fp64.
+  expect_edges_bitwise(DType::bf16, DType::f16,
+                       {{1, 0x1p-8},
+                        {1 + 0x1p-7, 0x1p-8},
+                        {256, 0x1p-24},
+                        {-0.0, -0.0},
+                        {kMaxBf16, 65504},
+                        {NAN, 1}});
+  expect_edges_bitwise(DType::f16, DType::bf16,
+                       {{1, 0x1p-11},
+                        {1 + 0x1p-10, 0x1p-11},
+                        {2048, 0x1p-30},
+                        {kMaxF16, 0x1p120},
+                        {-0.0, -0.0},
+                        {1, NAN}});
+}
+
+TEST(OptimizedAbsolute, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
+  for (DType dtype : {DType::bf16, DType::f16})
+    for (DType table_dtype : {dtype, DType::f32}) {
+      const harness::Problem<AbsoluteCall> problem{
+          dtype_name(dtype), [=](harness::Arena& arena) {
+            harness::Values values(21);  // 1024 rows of 768: enough work for 7 parts
+            AbsoluteCall call;
+            call.x = arena.alloc(dtype, {1024, 768});
+            call.table = arena.alloc(table_dtype, {2048, 768});
+            values.fill(call.x, -4, 4);
+            values.fill(call.table, -4, 4);
+            call.positions = arena.alloc(DType::i64, {1024});
+            values.fill_index(call.positions, 0, 2047);
+            call.out = arena.alloc(dtype, {1024, 768});
+            return call;
+          }};
+      expect_bitwise_for_thread_counts(absolute().front(), problem);
+    }
 }
 
 TEST(OptimizedAbsolute, BitwiseIdenticalForEveryThreadCount) {

@@ -4,6 +4,9 @@
 // reference's. With consecutive key positions the rows are windows of one line per head (see
 // bias_lines-inl.h); otherwise each row is computed directly, vectorized in fp64. Lines and rows
 // are split across threads.
+//
+// A bf16 or f16 bias is the same fp64 value rounded once to its dtype: to f32 rounding to odd,
+// then to nearest even (math-inl.h's lowp), so it is bitwise the reference's too.
 #ifndef POSENC_OPTIMIZED_ALIBI_SHARED
 #define POSENC_OPTIMIZED_ALIBI_SHARED
 #include <algorithm>
@@ -28,12 +31,12 @@ inline double slope(int64_t h, int64_t n_heads, double max_bias) {
   return std::exp2(exponent);
 }
 
-// The element for key − query distance x = k_pos − q_pos, as the vector code computes it.
-inline float element(double slope, double x, bool causal) {
-  if (causal && x > 0) return -std::numeric_limits<float>::infinity();
+// The fp64 value for key − query distance x = k_pos − q_pos, as the vector code computes it.
+inline double value(double slope, double x, bool causal) {
+  if (causal && x > 0) return -std::numeric_limits<double>::infinity();
   // The reference's −|x| is an integer, so the diagonal is +0; elsewhere a zero (a slope that
   // underflowed) keeps the product's sign, −0.
-  return x == 0 ? 0.0f : static_cast<float>(slope * -std::fabs(x));
+  return x == 0 ? 0.0 : slope * -std::fabs(x);
 }
 
 }  // namespace posenc::optimized::alibi_detail
@@ -57,9 +60,9 @@ struct Plan {
   std::vector<double> slopes;
   std::vector<int64_t> q_pos;
   BiasLines lines;
-  bool value_lines = false;      // rows are windows of one line of values per head
-  float* line_values = nullptr;  // heads × lines.length, when value_lines
-  double* k_pos = nullptr;       // keys not consecutive: their positions, exact in fp64
+  bool value_lines = false;     // rows are windows of one line of values per head
+  void* line_values = nullptr;  // heads × lines.length of the bias's dtype, when value_lines
+  double* k_pos = nullptr;      // keys not consecutive: their positions, exact in fp64
   bool stream = false;
 
   explicit Plan(const AlibiCall& c)
@@ -67,7 +70,9 @@ struct Plan {
     for (int64_t h = 0; h < c.n_heads; ++h) slopes.push_back(slope(h, c.n_heads, c.max_bias));
     value_lines = lines.worth_values();
     if (value_lines) {
-      line_values = reusable<float>(c.n_heads * lines.length);
+      const int64_t n = c.n_heads * lines.length;
+      line_values = c.bias.dtype == DType::f32 ? static_cast<void*>(reusable<float>(n))
+                                               : static_cast<void*>(reusable<uint16_t>(n));
     } else if (!lines.windows) {
       const Tensor& k = c.k_positions;
       k_pos = reusable<double>(k.shape[0]);
@@ -104,14 +109,19 @@ namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace alibi_detail;
 
-// out[j·stride] = element(slope, distance(j), causal) for j < n; distance(d, j) gives the
-// distances of keys j, j + 1, … as a vector of doubles.
-template <class Distance>
-HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, float* out, int64_t stride,
+// out[j·stride] = value(slope, distance(j), causal) rounded once to T, for j < n; distance(d, j)
+// gives the distances of keys j, j + 1, … as a vector of doubles.
+template <class T, class Distance>
+HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, lowp::Lane<T>* out, int64_t stride,
                          bool stream, const Distance& distance) {
   const hn::CappedTag<double, 1> one;
   const auto scalar_at = [&](int64_t j) {
-    return element(slope, hn::GetLane(distance(one, j)), causal);
+    const double v = value(slope, hn::GetLane(distance(one, j)), causal);
+    if constexpr (sizeof(T) == 4) {
+      return static_cast<float>(v);
+    } else {
+      return lowp::RoundF64<T>(v);
+    }
   };
   if (stride != 1) {
     for (int64_t j = 0; j < n; ++j) out[j * stride] = scalar_at(j);
@@ -123,60 +133,80 @@ HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, float* out, int64
   const hn::Repartition<double, hn::ScalableTag<float>> dd;
   const auto vslope = hn::Set(dd, slope), zero = hn::Zero(dd);
   const auto neg_inf = hn::Set(dd, -std::numeric_limits<double>::infinity());
-  // Half a float vector's elements in fp64, demoted.
+  // Half a float vector's elements in fp64, demoted to f32 (to odd for a 16-bit T).
   const auto half = [&](int64_t at) {
     const auto x = distance(dd, at);
-    // As element(): +0 on the diagonal, else slope·(−|x|).
-    auto value = hn::IfThenZeroElse(hn::Eq(x, zero), hn::Mul(vslope, hn::Neg(hn::Abs(x))));
-    if (causal) value = hn::IfThenElse(hn::Gt(x, zero), neg_inf, value);
+    // As value(): +0 on the diagonal, else slope·(−|x|).
+    auto v = hn::IfThenZeroElse(hn::Eq(x, zero), hn::Mul(vslope, hn::Neg(hn::Abs(x))));
+    if (causal) v = hn::IfThenElse(hn::Gt(x, zero), neg_inf, v);
     // DemoteToF32: EMU128's DemoteTo would clamp the causal −∞ to −FLT_MAX.
-    return DemoteToF32(hn::Rebind<float, decltype(dd)>(), value);
+    const hn::Rebind<float, decltype(dd)> dh;
+    if constexpr (sizeof(T) == 4) {
+      return DemoteToF32(dh, v);
+    } else {
+      return lowp::DemoteToF32RoundToOdd(dh, v);
+    }
   };
-  const auto vector_at = [&](auto df, int64_t j) {
+  const auto f32_at = [&](auto df, int64_t j) {
     const int64_t H = static_cast<int64_t>(hn::Lanes(dd));
     return hn::Combine(df, half(j + H), half(j));
   };
+  const auto vector_at = [&](auto d, int64_t j) { return lowp::LanesAt<T>(d, j, f32_at); };
 #endif
   WriteRow(out, n, stream, vector_at, scalar_at);
 }
 
 // Items [begin, end): the heads' lines when `lines`, else the bias rows (row = h·tq + i), as
 // windows of the lines or computed directly.
-void AlibiPart(const Plan& plan, bool lines, int64_t begin, int64_t end) {
+template <class T>
+void AlibiPartOf(const Plan& plan, bool lines, int64_t begin, int64_t end) {
+  using L = lowp::Lane<T>;
   const AlibiCall& call = *plan.call;
   const Tensor& bias = call.bias;
+  L* const line_values = static_cast<L*>(plan.line_values);
   if (lines) {  // line_h[x] for distances first, first + 1, …: an iota
     const double first = static_cast<double>(plan.lines.first);
     for (int64_t h = begin; h < end; ++h) {
-      AlibiRow(
-          plan.slopes[h], call.causal, plan.lines.length, plan.line_values + h * plan.lines.length,
-          1, /*stream=*/false,
+      AlibiRow<T>(
+          plan.slopes[h], call.causal, plan.lines.length, line_values + h * plan.lines.length, 1,
+          /*stream=*/false,
           [first](auto d, int64_t at) { return hn::Iota(d, first + static_cast<double>(at)); });
     }
     return;
   }
   if (plan.value_lines) {
-    CopyWindows(plan.lines, plan.line_values, bias, begin, end, plan.stream);
+    CopyWindows(plan.lines, static_cast<const L*>(line_values), bias, begin, end, plan.stream);
     return;
   }
   const int64_t tq = bias.shape[1], tk = bias.shape[2];
   for (int64_t row = begin; row < end; ++row) {
     const int64_t h = row / tq, i = row % tq;
-    float* out = bias.as<float>() + bias.offset(h, i, 0);
+    L* out = bias.as<L>() + bias.offset(h, i, 0);
     // x = k_pos − q_pos, exact in fp64: positions lie in [0, 2^24].
     if (plan.lines.windows) {  // consecutive keys: x = first + start + j
       const double x0 = static_cast<double>(plan.lines.first + plan.lines.start[i]);
-      AlibiRow(plan.slopes[h], call.causal, tk, out, 1, plan.stream,
-               [x0](auto d, int64_t at) { return hn::Iota(d, x0 + static_cast<double>(at)); });
+      AlibiRow<T>(plan.slopes[h], call.causal, tk, out, 1, plan.stream,
+                  [x0](auto d, int64_t at) { return hn::Iota(d, x0 + static_cast<double>(at)); });
     } else {
       const double qp = static_cast<double>(plan.q_pos[i]);
-      AlibiRow(plan.slopes[h], call.causal, tk, out, bias.strides[2], plan.stream,
-               [&](auto d, int64_t at) {
-                 return hn::Sub(hn::LoadU(d, plan.k_pos + at), hn::Set(d, qp));
-               });
+      AlibiRow<T>(plan.slopes[h], call.causal, tk, out, bias.strides[2], plan.stream,
+                  [&](auto d, int64_t at) {
+                    return hn::Sub(hn::LoadU(d, plan.k_pos + at), hn::Set(d, qp));
+                  });
     }
   }
   if (plan.stream) hwy::FlushStream();
+}
+
+void AlibiPart(const Plan& plan, bool lines, int64_t begin, int64_t end) {
+  switch (plan.call->bias.dtype) {
+    case DType::bf16:
+      return AlibiPartOf<hwy::bfloat16_t>(plan, lines, begin, end);
+    case DType::f16:
+      return AlibiPartOf<hwy::float16_t>(plan, lines, begin, end);
+    default:
+      return AlibiPartOf<float>(plan, lines, begin, end);
+  }
 }
 
 }  // namespace posenc::optimized::HWY_NAMESPACE
@@ -213,8 +243,8 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
 
 std::vector<Impl<AlibiCall>> alibi() {
   static const TargetTable<AlibiPartFn> table = POSENC_TARGET_TABLE(AlibiPart);
-  const uint64_t variants =
-      variant::f32 | variant::strided | variant::alibi_causal | variant::alibi_slopes;
+  const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
+                            variant::alibi_causal | variant::alibi_slopes;
   return target_impls<AlibiCall>("alibi", variants, /*bound=*/0, /*threaded=*/true, table,
                                  run_alibi);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -29,20 +30,22 @@ struct Shape {
   Layout layout = Layout::contiguous;
   double max_bias = 8;
   DType index = DType::i64;
+  DType dtype = DType::f32;  // of the bias
 };
 
 Problem<AlibiCall> problem(const Shape& s, uint64_t seed) {
   const std::string label = "heads=" + std::to_string(s.heads) + " tq=" + std::to_string(s.tq) +
                             " tk=" + std::to_string(s.tk) + (s.causal ? " causal" : "") +
                             " positions=" + harness::positions_name(s.positions) + " " +
-                            harness::layout_name(s.layout);
+                            harness::layout_name(s.layout) + " " + dtype_name(s.dtype) +
+                            " max_bias=" + std::to_string(s.max_bias);
   return {label, [s, seed](Arena& arena) {
             harness::Values values(seed);
             AlibiCall call{.n_heads = s.heads, .max_bias = s.max_bias, .causal = s.causal};
             call.q_positions = arena.alloc(s.index, {s.tq}, s.layout);
             call.k_positions = arena.alloc(s.index, {s.tk}, s.layout);
             harness::fill_positions(call.q_positions, call.k_positions, s.positions, values);
-            call.bias = arena.alloc(DType::f32, {s.heads, s.tq, s.tk}, s.layout);
+            call.bias = arena.alloc(s.dtype, {s.heads, s.tq, s.tk}, s.layout);
             call.slopes = arena.alloc(DType::f32, {s.heads}, s.layout);
             return call;
           }};
@@ -93,12 +96,87 @@ TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
     ASSERT_GT(s.heads * s.tq * s.tk * 4, int64_t{64} << 20);
     expect_every_target_bitwise(alibi(), problem(s, 7));
   }
+  for (DType dtype : {DType::bf16, DType::f16}) {  // 2-byte elements: twice as many
+    Shape s{32, 257, 2049, true};
+    s.dtype = dtype;
+    expect_every_target_bitwise(alibi(), problem(s, 8));
+  }
 }
 
 TEST(OptimizedAlibi, BitwiseIdenticalForEveryThreadCount) {
   for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
                          Shape{8, 64, 2048, true, PositionPattern::wide}}) {
     expect_bitwise_for_thread_counts(alibi().front(), problem(s, 11));
+  }
+}
+
+// bf16 and f16 biases: the fp64 value rounded once, on every target and path (windows of lines,
+// direct rows on consecutive or any keys, strided rows), causal or not, with slopes whose products
+// underflow to subnormals and zero (max_bias 300) and, in f16, overflow to −∞ (one head, slope
+// 2⁻⁸, distances up to 2²⁴ − 1: past 65520).
+TEST(OptimizedAlibi, HalfPrecisionIsBitwiseTheReference) {
+  uint64_t seed = 200;
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (bool causal : {false, true}) {
+      for (double max_bias : {8.0, 300.0}) {
+        for (int64_t heads : {1, 12}) {
+          Shape s{heads, 16, 300, causal};
+          s.max_bias = max_bias;
+          s.dtype = dtype;
+          expect_every_target_matches(alibi(), problem(s, seed++));  // windows of lines
+          s.tq = 1;
+          expect_every_target_matches(alibi(), problem(s, seed++));  // direct, consecutive keys
+          s.tq = 3;
+          s.positions = PositionPattern::wide;
+          expect_every_target_matches(alibi(), problem(s, seed++));  // direct, any keys
+          s.layout = Layout::permuted;
+          expect_every_target_matches(alibi(), problem(s, seed++));  // strided rows
+        }
+      }
+      Shape far{1, 2, 70'000, causal, PositionPattern::wide};  // distances up to 2²⁴
+      far.dtype = dtype;
+      expect_every_target_matches(alibi(), problem(far, seed++), /*print=*/true);
+    }
+  }
+}
+
+// Where rounding the fp64 product to f32 first would land on a bf16 or f16 midpoint it was not on:
+// one query against 2²⁰ keys, 5 heads of max_bias 5.5 (slopes that are not powers of two: with
+// those, as max_bias 8 gives most heads, every product is exact in f32). The test first counts
+// such elements (they must exist, or it would prove nothing), then asks every target for the
+// reference's bits.
+TEST(OptimizedAlibi, HalfPrecisionRoundsOnceWhereRoundingViaF32WouldNot) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    Shape s{5, 1, int64_t{1} << 20};
+    s.max_bias = 5.5;
+    s.dtype = dtype;
+    const Problem<AlibiCall> p = problem(s, 17);
+    uint16_t once = 0, twice = 0;
+    const Tensor once_view = view(&once, dtype, {1}), twice_view = view(&twice, dtype, {1});
+    int64_t traps = 0;
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const double slope = reference::alibi_slope(h, s.heads, s.max_bias);
+      for (int64_t x = 1; x < s.tk; ++x) {
+        const double v = slope * static_cast<double>(-x);
+        store(once_view, 0, v);
+        store(twice_view, 0, static_cast<float>(v));
+        traps += once != twice;
+      }
+    }
+    EXPECT_GT(traps, 0) << dtype_name(dtype);
+    std::printf("[ traps    ] %s: %lld elements where f64 -> f32 -> %s differs\n",
+                dtype_name(dtype), static_cast<long long>(traps), dtype_name(dtype));
+    expect_every_target_bitwise(alibi(), p);
+  }
+}
+
+TEST(OptimizedAlibi, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (Shape s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
+                    Shape{8, 64, 2048, true, PositionPattern::wide}}) {
+      s.dtype = dtype;
+      expect_bitwise_for_thread_counts(alibi().front(), problem(s, 12));
+    }
   }
 }
 

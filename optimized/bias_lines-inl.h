@@ -19,7 +19,8 @@ namespace posenc::optimized {
 // Whether to stream the bias past the caches: when it is larger than a last-level cache could
 // keep (sysconf's figure is not trustworthy in a VM: 320 MiB here, for 32 MiB).
 inline bool stream_bias(const Tensor& bias) {
-  return bias.strides[2] == 1 && bias.numel() * 4 > (int64_t{16} << 20);
+  return bias.strides[2] == 1 &&
+         bias.numel() * static_cast<int64_t>(dtype_size(bias.dtype)) > (int64_t{16} << 20);
 }
 
 // Whether rows are windows of per-head lines (keys consecutive, output rows contiguous) and where
@@ -88,34 +89,37 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// dst[0, n) (contiguous) from vector_at(df, j), a vector of dst[j, j + Lanes), and scalar_at(j),
-// the element dst[j]: both must give the same values. Non-temporal when `stream` (call
-// hwy::FlushStream() before the data is handed to another thread).
-template <class VectorAt, class ScalarAt>
-HWY_INLINE void WriteRow(float* HWY_RESTRICT dst, int64_t n, bool stream, const VectorAt& vector_at,
+// dst[0, n) (contiguous) from vector_at(d, j), a full vector of dst[j, j + Lanes) in lanes of L
+// (float, or the bits of a 16-bit type), and scalar_at(j), the element dst[j]: both must give the
+// same values. Non-temporal when `stream` (call hwy::FlushStream() before the data is handed to
+// another thread).
+template <class L, class VectorAt, class ScalarAt>
+HWY_INLINE void WriteRow(L* HWY_RESTRICT dst, int64_t n, bool stream, const VectorAt& vector_at,
                          const ScalarAt& scalar_at) {
-  const hn::ScalableTag<float> df;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const hn::ScalableTag<L> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   int64_t j = 0;
   if (stream) {  // element by element up to an aligned address, then whole aligned vectors
-    const size_t align = static_cast<size_t>(N) * sizeof(float);
+    const size_t align = static_cast<size_t>(N) * sizeof(L);
     for (; j < n && reinterpret_cast<uintptr_t>(dst + j) % align != 0; ++j) dst[j] = scalar_at(j);
-    for (; j + N <= n; j += N) hn::Stream(vector_at(df, j), df, dst + j);
+    for (; j + N <= n; j += N) hn::Stream(vector_at(d, j), d, dst + j);
   } else {
-    for (; j + N <= n; j += N) hn::StoreU(vector_at(df, j), df, dst + j);
+    for (; j + N <= n; j += N) hn::StoreU(vector_at(d, j), d, dst + j);
   }
   for (; j < n; ++j) dst[j] = scalar_at(j);
 }
 
-// Rows [begin, end) (row = h·tq + i) of `bias` as windows of `lines` (one line per head).
-HWY_INLINE void CopyWindows(const BiasLines& lines, const float* line_values, const Tensor& bias,
+// Rows [begin, end) (row = h·tq + i) of `bias` as windows of `lines` (one line per head), in lanes
+// of L (float, or the bits of a 16-bit dtype).
+template <class L>
+HWY_INLINE void CopyWindows(const BiasLines& lines, const L* line_values, const Tensor& bias,
                             int64_t begin, int64_t end, bool stream) {
   const int64_t tq = bias.shape[1], tk = bias.shape[2];
   for (int64_t row = begin; row < end; ++row) {
     const int64_t h = row / tq, i = row % tq;
-    const float* src = line_values + h * lines.length + lines.start[i];
+    const L* src = line_values + h * lines.length + lines.start[i];
     WriteRow(
-        bias.as<float>() + bias.offset(h, i, 0), tk, stream,
+        bias.as<L>() + bias.offset(h, i, 0), tk, stream,
         [src](auto d, int64_t j) { return hn::LoadU(d, src + j); },
         [src](int64_t j) { return src[j]; });
   }

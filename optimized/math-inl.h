@@ -17,6 +17,8 @@
 #include <hwy/highway.h>
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "optimized/angles.h"
 
@@ -228,6 +230,178 @@ HWY_INLINE V FusedMulSub(D d, V a, V b, V c) {
   return FusedMulAdd(d, a, b, hn::Neg(c));
 #endif
 }
+
+// ---- bf16 and f16 lanes (the bias families: alibi, t5, absolute, sinusoidal) -------------------
+// Copied from optimized/rope.cc's lane conversions (owned by the rope kernels; rope.cc can drop its
+// copies for these), kept in their own namespace so both compile side by side until then. Highway
+// 1.0.3's bf16 DemoteTo truncates and its emulated f16 conversions (no F16C) truncate and turn ±∞
+// into 65536: these convert with integer lane arithmetic, or F16C's vcvtps2ph / vcvtph2ps.
+//
+// One rounding from fp64: rounding fp64 → f32 → bf16/f16 to nearest twice can land on a midpoint of
+// the narrow format that the fp64 value was not on. Rounding fp64 → f32 to ODD first (inexact
+// results keep an odd last bit, so they are never a midpoint nor an even neighbour) makes the
+// second rounding, to nearest even, the correctly rounded one, because f32 has at least two bits
+// more than bf16 (8) and f16 (11), subnormal ranges included (f32's subnormal step 2⁻¹⁴⁹ is far
+// below bf16's 2⁻¹³³ and f16's 2⁻²⁴); past FLT_MAX round-to-odd gives FLT_MAX, which rounds to ∞ in
+// both (Boldo & Melquiond, "When double rounding is odd", 2005).
+namespace lowp {
+
+#undef POSENC_LOWP_F16C
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+#define POSENC_LOWP_F16C 1
+#else
+#define POSENC_LOWP_F16C 0
+#endif
+
+// The storage lane of an element type: float stays float, 16-bit types are their bits.
+template <class T>
+using Lane = std::conditional_t<sizeof(T) == 2, uint16_t, float>;
+
+// A vector of f32 lanes from Lanes(d) elements of T at p: exact for every T.
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const float* p) {
+  return hn::LoadU(d, p);
+}
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const hwy::bfloat16_t* p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
+}
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadF32(D d, const hwy::float16_t* p) {
+#if POSENC_LOWP_F16C
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+#else
+  // The magnitude's bits moved to f32's fields and scaled by 2¹¹² (= 2^(127 − 15)) is exact for
+  // normals and subnormals alike; exponent 31 (∞, NaN) becomes 255.
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto h = hn::PromoteTo(du, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
+  const auto magnitude =
+      hn::BitCast(du, hn::Mul(hn::BitCast(d, hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFF)))),
+                              hn::Set(d, 0x1p112f)));
+  const auto special = hn::Eq(hn::And(h, hn::Set(du, 0x7C00)), hn::Set(du, 0x7C00));
+  const auto bits = hn::IfThenElse(special, hn::Or(magnitude, hn::Set(du, 0x7F800000)), magnitude);
+  return hn::BitCast(d, hn::Or(bits, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000)))));
+#endif
+}
+
+// The low 16 bits of each u32 lane (all ≤ 0xFFFF), as 16-bit lanes.
+template <class DU>
+HWY_INLINE hn::VFromD<hn::Rebind<uint16_t, DU>> Low16(DU /* du */, hn::VFromD<DU> bits) {
+  return hn::DemoteTo(hn::Rebind<uint16_t, DU>(), hn::BitCast(hn::RebindToSigned<DU>(), bits));
+}
+
+// The bits of v rounded once to T (bf16 or f16), to nearest even, as 16-bit lanes.
+template <class T, class D>
+HWY_INLINE hn::VFromD<hn::Rebind<uint16_t, D>> Bits16(D d, hn::VFromD<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const auto u = hn::BitCast(du, v);
+  if constexpr (std::is_same_v<T, hwy::bfloat16_t>) {
+    // Adding 0x7FFF plus the kept part's last bit carries into it exactly when the dropped 16 bits
+    // exceed half, or equal half with the kept part odd; a NaN is kept quiet.
+    const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1));
+    const auto rounded = hn::Add(u, hn::Add(hn::Set(du, 0x7FFF), odd));
+    const auto nan = hn::RebindMask(du, hn::IsNaN(v));
+    return Low16(
+        du, hn::ShiftRight<16>(hn::IfThenElse(nan, hn::Or(u, hn::Set(du, 0x400000)), rounded)));
+  } else {
+#if POSENC_LOWP_F16C
+    return hn::BitCast(hn::Rebind<uint16_t, D>(), hn::DemoteTo(hn::Rebind<hwy::float16_t, D>(), v));
+#else
+    // Fabian Giesen's float_to_half_fast3_rtne, lane-wise.
+    const hn::RebindToSigned<D> di;
+    const auto sign = hn::And(u, hn::Set(du, 0x80000000u));
+    const auto a = hn::Xor(u, sign);  // |v|
+    const auto ai = hn::BitCast(di, a);
+    // |v| ≥ 65536, ∞ or NaN: ∞ or a quiet NaN (65520 ≤ |v| < 65536 carries into ∞ below).
+    const auto big = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7F800000))),
+                                    hn::Set(du, 0x7E00), hn::Set(du, 0x7C00));
+    // |v| < 2⁻¹⁴: adding ½ (ulp 2⁻²⁴, f16's subnormal step) rounds to nearest even.
+    const auto tiny = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, a), hn::Set(d, 0.5f))),
+                              hn::Set(du, 0x3F000000));
+    // Normal: rebias the exponent (−112 << 23) and round the 13 dropped bits to nearest even.
+    const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1));
+    const auto normal = hn::ShiftRight<13>(hn::Add(a, hn::Add(hn::Set(du, 0xC8000FFFu), odd)));
+    const auto is_big = hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477FFFFF)));
+    const auto is_tiny = hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000)));
+    const auto bits = hn::IfThenElse(is_big, big, hn::IfThenElse(is_tiny, tiny, normal));
+    return Low16(du, hn::Or(bits, hn::ShiftRight<16>(sign)));
+#endif
+  }
+}
+
+// Stores v rounded once to T, to nearest even.
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, float* p) {
+  hn::StoreU(v, d, p);
+}
+template <class D, class T, hwy::EnableIf<sizeof(T) == 2>* = nullptr>
+HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, T* p) {
+  hn::StoreU(Bits16<T>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
+}
+
+// f64 lanes to f32 rounded to odd: the nearest-even result, moved one step toward the exact value
+// when it is inexact and even. NaN stays NaN, ±∞ stays ±∞, a finite value past FLT_MAX gives
+// ±FLT_MAX, and one below the least subnormal ±2⁻¹⁴⁹.
+template <class DF, class VD>
+HWY_INLINE hn::VFromD<DF> DemoteToF32RoundToOdd(DF df, VD v) {
+  const hn::Rebind<double, DF> dd;
+  const hn::RebindToSigned<DF> di;
+  const auto f = DemoteToF32(df, v);
+  const auto back = hn::Abs(hn::PromoteTo(dd, f)), exact = hn::Abs(v);
+  // +1, −1 or 0 steps of the magnitude (the bits' low 31), computed in double lanes (NaN: 0).
+  const auto step = hn::IfThenElse(hn::Lt(back, exact), hn::Set(dd, 1.0),
+                                   hn::IfThenElseZero(hn::Gt(back, exact), hn::Set(dd, -1.0)));
+  const auto step_i = hn::ConvertTo(di, DemoteToF32(df, step));
+  const auto bits = hn::BitCast(di, f);
+  const auto even = hn::Eq(hn::And(bits, hn::Set(di, 1)), hn::Zero(di));
+  return hn::BitCast(df, hn::Add(bits, hn::IfThenElseZero(even, step_i)));
+}
+
+// The same for one double.
+HWY_INLINE float RoundToOddF32(double x) {
+  const float f = RoundToF32(x);
+  const double back = std::fabs(static_cast<double>(f)), exact = std::fabs(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if ((bits & 1) == 0 && back != exact && !std::isnan(x)) bits += back < exact ? 1 : -1;
+  float odd;
+  std::memcpy(&odd, &bits, sizeof odd);
+  return odd;
+}
+
+// x rounded once to T, to nearest even: a float, or the 16 bits of a bf16 or f16.
+template <class T>
+HWY_INLINE Lane<T> RoundF64(double x) {
+  if constexpr (sizeof(T) == 4) {
+    return RoundToF32(x);
+  } else {
+    const hn::CappedTag<float, 1> d1;
+    return hn::GetLane(Bits16<T>(d1, hn::Set(d1, RoundToOddF32(x))));
+  }
+}
+
+// A full vector of T's storage lanes (float, or 16-bit) for elements j, j + 1, ... from
+// f32_at(df, k), the f32 vector of elements k, k + 1, ..., each rounded once more to T (f32:
+// as is). Two f32 vectors make one 16-bit vector (one lane each on SCALAR).
+template <class T, class DL, class F32At>
+HWY_INLINE hn::VFromD<DL> LanesAt(DL dl, int64_t j, const F32At& f32_at) {
+  if constexpr (sizeof(T) == 4) {
+    return f32_at(dl, j);
+  } else {
+#if HWY_TARGET == HWY_SCALAR  // one lane, no Combine
+    const hn::CappedTag<float, 1> d1;
+    return hn::BitCast(dl, Bits16<T>(d1, f32_at(d1, j)));
+#else
+    const hn::Half<DL> dh;
+    const hn::Rebind<float, decltype(dh)> df;  // a full f32 vector: half of dl's lanes
+    const int64_t H = static_cast<int64_t>(hn::Lanes(df));
+    return hn::Combine(dl, Bits16<T>(df, f32_at(df, j + H)), Bits16<T>(df, f32_at(df, j)));
+#endif
+  }
+}
+
+}  // namespace lowp
 
 }  // namespace posenc::optimized::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

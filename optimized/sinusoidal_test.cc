@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "optimized/optimized.h"
@@ -144,6 +145,48 @@ TEST(OptimizedSinusoidal, HalfPrecisionOnEveryTarget) {
           }};
       expect_every_target_matches(sinusoidal(), problem);
     }
+}
+
+// Many bf16 and f16 rows on the vector path (contiguous; widths with and without a vector tail):
+// tables of consecutive positions ending at 2²⁴ (the rotation-step path) and adds at random
+// positions, within 1 ulp of the output dtype on every target; prints each target's worst error.
+TEST(OptimizedSinusoidal, HalfPrecisionManyRowsWithinOneUlp) {
+  for (DType dtype : {DType::bf16, DType::f16})
+    for (int64_t d : {64, 46})
+      for (bool add : {false, true}) {
+        const harness::Problem<SinusoidalCall> problem{
+            std::string(dtype_name(dtype)) + " d=" + std::to_string(d) + (add ? " add" : " table"),
+            [=](harness::Arena& arena) {
+              harness::Values values(31);
+              const int64_t tokens = 1500;
+              SinusoidalCall call{.out = arena.alloc(dtype, {tokens, d})};
+              call.positions = arena.alloc(DType::i64, {tokens});
+              if (add) {
+                call.x = arena.alloc(dtype, {tokens, d});
+                values.fill(*call.x, -3, 3);
+                values.fill_index(*call.positions, 0, kMaxPosition);
+              } else {
+                for (int64_t t = 0; t < tokens; ++t)
+                  static_cast<int64_t*>(call.positions->data)[t] = kMaxPosition - tokens + 1 + t;
+              }
+              return call;
+            }};
+        expect_every_target_matches(sinusoidal(), problem, /*print=*/true);
+      }
+}
+
+TEST(OptimizedSinusoidal, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    const harness::Problem<SinusoidalCall> problem{
+        dtype_name(dtype), [=](harness::Arena& arena) {
+          harness::Values values(8);
+          SinusoidalCall call{.out = arena.alloc(dtype, {4096, 512})};
+          call.x = arena.alloc(dtype, {4096, 512});
+          values.fill(*call.x, -3, 3);
+          return call;  // positions 0 … 4095: rotation steps
+        }};
+    expect_bitwise_for_thread_counts(sinusoidal().front(), problem);
+  }
 }
 
 TEST(OptimizedSinusoidal, BitwiseIdenticalForEveryThreadCount) {

@@ -12,6 +12,8 @@
 // window of one line of buckets, which is a few runs of equal buckets (one per exact distance, one
 // per logarithmic bucket), so a row is a few fills. Keys in any order are bucketed one by one and
 // looked up from the head's column of the table.
+//
+// Elements are copied as bits, 32 (f32) or 16 (bf16, f16: table and bias share the dtype) wide.
 #ifndef POSENC_OPTIMIZED_T5_SHARED
 #define POSENC_OPTIMIZED_T5_SHARED
 #include <algorithm>
@@ -128,6 +130,7 @@ inline std::vector<int64_t> read_positions(const Tensor& t) {
 #include <hwy/highway.h>
 // clang-format off: after highway.h, once per target
 #include "optimized/bias_lines-inl.h"
+#include "optimized/math-inl.h"
 // clang-format on
 
 #ifndef POSENC_OPTIMIZED_T5_PLAN
@@ -140,8 +143,10 @@ struct Plan {
   std::vector<int64_t> q_pos;
   BiasLines lines;
   std::vector<int64_t> k_pos;  // when the keys are not consecutive
-  std::vector<float> columns;  // the table transposed: columns[h·n_buckets + b] = table[b, h]
-  std::vector<Run> runs;       // consecutive keys: the line of buckets of rp = lines.first + x
+  // The table transposed, as bits (a 16-bit dtype's zero-extended): columns[h·n_buckets + b] =
+  // table[b, h].
+  std::vector<uint32_t> columns;
+  std::vector<Run> runs;  // consecutive keys: the line of buckets of rp = lines.first + x
   Buckets buckets;
   bool stream = false;
 
@@ -155,8 +160,11 @@ struct Plan {
         buckets(c, largest_distance()),
         stream(stream_bias(c.bias)) {
     for (int64_t h = 0; h < heads; ++h)
-      for (int64_t b = 0; b < n_buckets; ++b)
-        columns.push_back(c.table.as<float>()[c.table.offset(b, h)]);
+      for (int64_t b = 0; b < n_buckets; ++b) {
+        const int64_t at = c.table.offset(b, h);
+        columns.push_back(c.table.dtype == DType::f32 ? c.table.as<uint32_t>()[at]
+                                                      : c.table.as<uint16_t>()[at]);
+      }
     if (!lines.windows) return;
     for (int64_t x = 0; x < lines.length;) {
       const int64_t rp = lines.first + x;
@@ -184,13 +192,15 @@ namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace t5_detail;
 
-// Rows [begin, end) (row = h·tq + i) when the keys are consecutive: runs of one value each.
+// Rows [begin, end) (row = h·tq + i) when the keys are consecutive: runs of one value each. L:
+// the bias's element bits, uint32_t or uint16_t.
+template <class L>
 void T5WindowRows(const Plan& plan, int64_t begin, int64_t end) {
   const Tensor& bias = plan.call->bias;
   const int64_t tq = bias.shape[1], tk = bias.shape[2];
   for (int64_t row = begin; row < end; ++row) {
     const int64_t h = row / tq, i = row % tq, start = plan.lines.start[i];
-    const float* column = &plan.columns[h * plan.n_buckets];
+    const uint32_t* column = &plan.columns[h * plan.n_buckets];
     // The run of element j, for j rising (WriteRow asks in order): the last run beginning at or
     // before line position start + j.
     auto run = std::upper_bound(plan.runs.begin(), plan.runs.end(), start,
@@ -202,23 +212,24 @@ void T5WindowRows(const Plan& plan, int64_t begin, int64_t end) {
         ++run;
         run_end = run + 1 == plan.runs.end() ? plan.lines.length : (run + 1)->begin;
       }
-      return column[run->bucket];
+      return static_cast<L>(column[run->bucket]);
     };
     const auto vector_at = [&](auto d, int64_t j) {
       const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-      const float first = value_at(j);
+      const L first = value_at(j);
       if (start + j + N <= run_end) return hn::Set(d, first);  // within one run
-      HWY_ALIGN float lanes[hn::MaxLanes(decltype(d)())];
+      HWY_ALIGN L lanes[hn::MaxLanes(decltype(d)())];
       for (int64_t l = 0; l < N; ++l) lanes[l] = value_at(j + l);
       return hn::Load(d, lanes);
     };
-    WriteRow(bias.as<float>() + bias.offset(h, i, 0), tk, plan.stream, vector_at, value_at);
+    WriteRow(bias.as<L>() + bias.offset(h, i, 0), tk, plan.stream, vector_at, value_at);
   }
   if (plan.stream) hwy::FlushStream();
 }
 
 // Query rows [begin, end) when the keys are in any order: each query's buckets once, then the
-// heads' rows looked up from the table's columns.
+// heads' rows looked up from the table's columns (32-bit gathers; 16-bit lanes take two).
+template <class L>
 void T5QueryRows(const Plan& plan, int64_t begin, int64_t end) {
   const Tensor& bias = plan.call->bias;
   const int64_t tk = bias.shape[2];
@@ -227,30 +238,55 @@ void T5QueryRows(const Plan& plan, int64_t begin, int64_t end) {
     for (int64_t j = 0; j < tk; ++j)
       bucket[j] = static_cast<int32_t>(plan.buckets(plan.k_pos[j] - plan.q_pos[i]));
     for (int64_t h = 0; h < plan.heads; ++h) {
-      const float* column = &plan.columns[h * plan.n_buckets];
-      float* out = bias.as<float>() + bias.offset(h, i, 0);
+      const uint32_t* column = &plan.columns[h * plan.n_buckets];
+      L* out = bias.as<L>() + bias.offset(h, i, 0);
+      const auto value_at = [&](int64_t j) { return static_cast<L>(column[bucket[j]]); };
       if (bias.strides[2] != 1) {
-        for (int64_t j = 0; j < tk; ++j) out[j * bias.strides[2]] = column[bucket[j]];
+        for (int64_t j = 0; j < tk; ++j) out[j * bias.strides[2]] = value_at(j);
         continue;
       }
+      const auto gather = [&](auto du32, int64_t j) {
+        const hn::RebindToSigned<decltype(du32)> di;
+        return hn::GatherIndex(du32, column, hn::LoadU(di, bucket + j));
+      };
       WriteRow(
           out, tk, plan.stream,
           [&](auto d, int64_t j) {
-            const hn::RebindToSigned<decltype(d)> di;
-            return hn::GatherIndex(d, column, hn::LoadU(di, bucket + j));
+            if constexpr (sizeof(L) == 4) {
+              return gather(d, j);
+            } else {
+#if HWY_TARGET == HWY_SCALAR  // one lane, no Combine
+              return hn::Set(d, value_at(j));
+#else
+              const hn::Half<decltype(d)> dh;
+              const hn::Rebind<uint32_t, decltype(dh)> du32;
+              const int64_t H = static_cast<int64_t>(hn::Lanes(du32));
+              return hn::Combine(d, lowp::Low16(du32, gather(du32, j + H)),
+                                 lowp::Low16(du32, gather(du32, j)));
+#endif
+            }
           },
-          [&](int64_t j) { return column[bucket[j]]; });
+          value_at);
     }
   }
   if (plan.stream) hwy::FlushStream();
 }
 
 // Items [begin, end): rows (h·tq + i) with consecutive keys, else query rows.
-void T5Part(const Plan& plan, int64_t begin, int64_t end) {
+template <class L>
+void T5PartOf(const Plan& plan, int64_t begin, int64_t end) {
   if (plan.lines.windows) {
-    T5WindowRows(plan, begin, end);
+    T5WindowRows<L>(plan, begin, end);
   } else {
-    T5QueryRows(plan, begin, end);
+    T5QueryRows<L>(plan, begin, end);
+  }
+}
+
+void T5Part(const Plan& plan, int64_t begin, int64_t end) {
+  if (plan.call->bias.dtype == DType::f32) {
+    T5PartOf<uint32_t>(plan, begin, end);
+  } else {
+    T5PartOf<uint16_t>(plan, begin, end);
   }
 }
 
@@ -284,8 +320,8 @@ void run_t5(const T5Call& call, T5PartFn* part) {
 
 std::vector<Impl<T5Call>> t5() {
   static const TargetTable<T5PartFn> table = POSENC_TARGET_TABLE(T5Part);
-  const uint64_t variants =
-      variant::f32 | variant::strided | variant::t5_bidirectional | variant::t5_causal;
+  const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
+                            variant::t5_bidirectional | variant::t5_causal;
   return target_impls<T5Call>("t5", variants, /*bound=*/0, /*threaded=*/true, table, run_t5);
 }
 

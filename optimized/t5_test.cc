@@ -94,13 +94,14 @@ struct Shape {
   PositionPattern positions = PositionPattern::cache;
   Layout layout = Layout::contiguous;
   DType index = DType::i64;
+  DType dtype = DType::f32;  // of the table and the bias
 };
 
 Problem<T5Call> problem(const Shape& s, uint64_t seed) {
   const std::string label = describe(s.config) + " heads=" + std::to_string(s.heads) +
                             " tq=" + std::to_string(s.tq) + " tk=" + std::to_string(s.tk) +
                             " positions=" + harness::positions_name(s.positions) + " " +
-                            harness::layout_name(s.layout);
+                            harness::layout_name(s.layout) + " " + dtype_name(s.dtype);
   return {label, [s, seed](Arena& arena) {
             harness::Values values(seed);
             T5Call call{.bidirectional = s.config.bidirectional,
@@ -109,9 +110,9 @@ Problem<T5Call> problem(const Shape& s, uint64_t seed) {
             call.q_positions = arena.alloc(s.index, {s.tq}, s.layout);
             call.k_positions = arena.alloc(s.index, {s.tk}, s.layout);
             harness::fill_positions(call.q_positions, call.k_positions, s.positions, values);
-            call.table = arena.alloc(DType::f32, {s.config.n_buckets, s.heads}, s.layout);
+            call.table = arena.alloc(s.dtype, {s.config.n_buckets, s.heads}, s.layout);
             values.fill(call.table);
-            call.bias = arena.alloc(DType::f32, {s.heads, s.tq, s.tk}, s.layout);
+            call.bias = arena.alloc(s.dtype, {s.heads, s.tq, s.tk}, s.layout);
             return call;
           }};
 }
@@ -135,6 +136,37 @@ TEST(OptimizedT5, EveryTargetAndPathIsBitwiseTheReference) {
       expect_every_target_matches(t5(), problem({c, 2, std::min<int64_t>(tk, 30), tk,
                                                  PositionPattern::cache, Layout::padded},
                                                 seed++));
+    }
+  }
+}
+
+// bf16 and f16 tables and biases: 16-bit copies, on every target and path.
+TEST(OptimizedT5, HalfPrecisionIsBitwiseTheReference) {
+  uint64_t seed = 500;
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (const Config& c : {kConfigs[0], kConfigs[1], kConfigs[6]}) {
+      for (int64_t tk : {1, 9, 300}) {
+        const auto with = [&](Shape s) {
+          s.dtype = dtype;
+          return problem(s, seed++);
+        };
+        expect_every_target_matches(t5(), with({c, 5, std::min<int64_t>(tk, 24), tk}));
+        expect_every_target_matches(t5(), with({c, 5, 1, tk, PositionPattern::shifted}));
+        expect_every_target_matches(t5(), with({c, 3, 4, tk, PositionPattern::wide}));
+        expect_every_target_matches(
+            t5(), with({c, 3, 5, tk, PositionPattern::duplicates, Layout::permuted, DType::i32}));
+        expect_every_target_matches(t5(), with({c, 2, std::min<int64_t>(tk, 30), tk,
+                                                PositionPattern::cache, Layout::padded}));
+      }
+    }
+    Shape s{kConfigs[0], 32, 257, 2049};  // streamed (2-byte elements)
+    s.dtype = dtype;
+    ASSERT_GT(s.heads * s.tq * s.tk * 2, int64_t{16} << 20);
+    expect_every_target_bitwise(t5(), problem(s, 9));
+    for (Shape d : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 8192},
+                    Shape{kConfigs[0], 8, 256, 1024, PositionPattern::wide}}) {
+      d.dtype = dtype;
+      expect_bitwise_for_thread_counts(t5().front(), problem(d, 13));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -27,25 +28,32 @@ void expect_every_target_listed(const std::vector<Impl<Call>>& impls, const std:
 }
 
 // Every entry of `impls` (all must run on this host) against the reference, within its bound.
+// With `print`, each entry's worst error (in the family's unit) and element count go to stdout.
 template <class Call>
 void expect_every_target_matches(const std::vector<Impl<Call>>& impls,
-                                 const harness::Problem<Call>& problem) {
+                                 const harness::Problem<Call>& problem, bool print = false) {
   for (const auto& impl : impls) {
     ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
     const harness::Outcome o = harness::differential(impl, problem);
     EXPECT_TRUE(o.ok) << impl.name << " " << problem.label << ": " << o.failure;
     EXPECT_GT(o.comparison.checked, 0) << problem.label;
+    if (print) {
+      std::printf("[ worst    ] %s %s: %g (bound %g) over %lld elements\n", impl.name.c_str(),
+                  problem.label.c_str(), o.comparison.worst, o.comparison.bound,
+                  static_cast<long long>(o.comparison.checked));
+    }
   }
 }
 
-// The bits of a call's outputs, in logical order.
+// The bits of a call's outputs, in logical order (f32, or the 16 bits of bf16 and f16).
 template <class Call>
 std::vector<uint32_t> output_bits(const Call& call) {
   std::vector<uint32_t> bits;
   for (const Tensor& t : harness::outputs(call)) {
+    const size_t size = dtype_size(t.dtype) == 2 ? 2 : 4;
     harness::for_each_offset(t, [&](int64_t offset) {
-      uint32_t b;
-      std::memcpy(&b, t.as<float>() + offset, sizeof b);
+      uint32_t b = 0;
+      std::memcpy(&b, static_cast<const char*>(t.data) + offset * dtype_size(t.dtype), size);
       bits.push_back(b);
     });
   }
