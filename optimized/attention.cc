@@ -240,10 +240,11 @@ namespace gemm = gemm_baseline;
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 
-// F16C converts f16 to f32 exactly, ±∞ and NaN included. Highway 1.0.3 emulates PromoteTo where
-// the target lacks it (SSE4, SSSE3, EMU128, SCALAR) and turns ±∞ and NaN into finite values
-// (x86_128-inl.h), so those targets convert f16 one element at a time. bf16's PromoteTo, a shift,
-// is exact on every target.
+// F16C converts f16 to f32 exactly and f32 to f16 to nearest even, ±∞ and NaN included. Highway
+// 1.0.3 emulates PromoteTo and DemoteTo where the target lacks it (SSE4, SSSE3, EMU128, SCALAR),
+// truncating and turning ±∞ and NaN into finite values (x86_128-inl.h), so those targets convert
+// f16 one element at a time. bf16's PromoteTo, a shift, is exact on every target; its DemoteTo
+// truncates, so bf16 outputs are rounded one element at a time.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
 constexpr bool kVectorF16 = true;
 #else
@@ -284,6 +285,29 @@ HWY_INLINE void ToF32(const Tensor& t, int64_t at, int64_t stride, int64_t n, fl
     c = PromoteVectors(t.as<hwy::float16_t>() + at, n, dst);
   }
   for (; c < n; ++c) dst[c] = static_cast<float>(load(t, at + c * stride));
+}
+
+// Stores n f32 values from contiguous src at elements at + c·stride of a float view of any dtype,
+// each rounded once to nearest even (f32 → double is exact, and store() rounds once).
+HWY_INLINE void FromF32(const float* src, int64_t n, const Tensor& t, int64_t at, int64_t stride) {
+  int64_t c = 0;
+  if (t.dtype == DType::f32) {
+    float* dst = t.as<float>() + at;
+    if (stride == 1) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    } else {
+      for (; c < n; ++c) dst[c * stride] = src[c];
+    }
+    return;
+  }
+  if (stride == 1 && t.dtype == DType::f16 && kVectorF16) {
+    const DF df;
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    hwy::float16_t* dst = t.as<hwy::float16_t>() + at;
+    for (; c + N <= n; c += N) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, src + c)), dh, dst + c);
+  }
+  for (; c < n; ++c) store(t, at + c * stride, src[c]);
 }
 
 // Rows [j0, j0 + n) of head h of a [t, heads, width] view, as f32, with their leading dimension:
@@ -516,14 +540,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
       const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
       hn::Store(value, df, o + c);
     }
-    const int64_t at = out.offset(query(r), head(r), 0);
-    if (out.dtype != DType::f32) {  // rounded once, to nearest even (f32 → double is exact)
-      for (int64_t c = 0; c < dv; ++c) store(out, at + c * out.strides[2], o[c]);
-    } else if (out.strides[2] == 1) {
-      std::memcpy(out.as<float>() + at, o, static_cast<size_t>(dv) * sizeof(float));
-    } else {
-      for (int64_t c = 0; c < dv; ++c) out.as<float>()[at + c * out.strides[2]] = o[c];
-    }
+    FromF32(o, dv, out, out.offset(query(r), head(r), 0), out.strides[2]);
   }
 }
 
