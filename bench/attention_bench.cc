@@ -1,7 +1,8 @@
-// attention: prefill-shaped self-attention (tq = tk, no mask, no bias), f32, 512 to 4096 tokens,
-// 8 heads of 64 and 32 heads of 128 (8 at 4096 tokens). Each case also runs Eigen's GEMM on the
-// same two products (S = QKᵀ, O = SV per head) as the attention/eigen_gemm row; kernels report
-// gemm_pct against it.
+// attention: prefill-shaped self-attention (tq = tk, no mask, no bias), 512 to 4096 tokens,
+// 8 heads of 64 and 32 heads of 128 (8 at 4096 tokens), in f32, and in bf16 and f16 (q, k, v and
+// out; ",bf16" or ",f16" in the label). Each shape also runs Eigen's f32 GEMM on the same two
+// products (S = QKᵀ, O = SV per head) as the attention/eigen_gemm row; kernels of every dtype
+// report gemm_pct against it.
 #include <map>
 #include <tuple>
 
@@ -86,20 +87,22 @@ void register_gemm_rows(const Shape& s) {
   }
 }
 
-Case<AttentionCall> attention_case(const Shape& s) {
+Case<AttentionCall> attention_case(const Shape& s, DType dtype) {
   const double elements = static_cast<double>(s.tokens * s.heads * s.dim);
+  const std::string suffix = dtype == DType::f32 ? "" : std::string(",") + dtype_name(dtype);
   return {
-      .label = s.label(),
-      .bytes = 4 * 4 * elements,  // q, k, v read, out written
+      .label = s.label() + suffix,
+      .bytes = 4 * static_cast<double>(dtype_size(dtype)) * elements,  // q, k, v read, out written
       .flops = s.flops(),
       .reference = s.flops() <= 6e8,  // only t=512, h=8, d=64: ~2 s per call in fp64
       .build =
-          [s](Buffers& b) {
+          [s, dtype](Buffers& b) {
             AttentionCall call;
-            call.q = b.f32({s.tokens, s.heads, s.dim});
-            call.k = b.f32({s.tokens, s.heads, s.dim});
-            call.v = b.f32({s.tokens, s.heads, s.dim});
-            call.out = b.zeros({s.tokens, s.heads, s.dim});
+            call.q = b.values(dtype, {s.tokens, s.heads, s.dim});
+            call.k = b.values(dtype, {s.tokens, s.heads, s.dim});
+            call.v = b.values(dtype, {s.tokens, s.heads, s.dim});
+            call.out = dtype == DType::f32 ? b.zeros({s.tokens, s.heads, s.dim})
+                                           : b.values(dtype, {s.tokens, s.heads, s.dim});
             return call;
           },
       .baseline_flops = [s](int threads) { return gemm_rate(s, threads); },
@@ -118,7 +121,8 @@ void register_attention() {
   }
   for (const Shape& s : shapes) {
     register_gemm_rows(s);
-    register_case(attention_case(s));
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16})
+      register_case(attention_case(s, dtype));
   }
 }
 

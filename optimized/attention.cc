@@ -15,6 +15,11 @@
 // are the reference's own. So is a row whose largest score exceeds 2^20, where f32 cannot tell
 // the scores apart.
 //
+// bf16 and f16 calls run the same f32 path: q, k, v and the bias are promoted to f32 as they are
+// packed (exact), and each output is rounded once, to nearest even, from its f32 value. The f32
+// path's error (below) is far under an ulp of those dtypes (2^16 and 2^13 f32 ulps of vmax), so the
+// result is the reference's grid point or its neighbour: within the contract's 1 unit (kernel.h).
+//
 // Accuracy, in the family's unit U = ulp(vmax)·(1 + σ), σ = |scale|·‖q_i‖·kmax; u = 2^-24, and
 // u·vmax ≤ ulp(vmax). Sources of error in the fast path:
 //   scores: the f32 dot product over d (≤ d·u·σ), the scale's rounding and the one rounding of
@@ -235,6 +240,17 @@ namespace gemm = gemm_baseline;
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 
+// F16C converts f16 to f32 exactly and f32 to f16 to nearest even, ±∞ and NaN included. Highway
+// 1.0.3 emulates PromoteTo and DemoteTo where the target lacks it (SSE4, SSSE3, EMU128, SCALAR),
+// truncating and turning ±∞ and NaN into finite values (x86_128-inl.h), so those targets convert
+// f16 one element at a time. bf16's PromoteTo, a shift, is exact on every target; its DemoteTo
+// truncates, so bf16 outputs are rounded one element at a time.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+constexpr bool kVectorF16 = true;
+#else
+constexpr bool kVectorF16 = false;
+#endif
+
 // Copies n elements with stride `stride` into contiguous dst.
 HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) {
   if (stride == 1) {
@@ -244,18 +260,68 @@ HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) 
   }
 }
 
-// Rows [j0, j0 + n) of head h of a [t, heads, width] view, with their leading dimension: in place
-// when the rows are contiguous, else copied into `buffer` (leading dimension width).
+// Promotes the whole vectors of n contiguous bf16 or f16 elements at src to f32 at dst; returns
+// how many elements it converted.
+template <class T>
+HWY_INLINE int64_t PromoteVectors(const T* src, int64_t n, float* dst) {
+  const DF df;
+  const hn::Rebind<T, DF> dh;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  int64_t c = 0;
+  for (; c + N <= n; c += N) hn::StoreU(hn::PromoteTo(df, hn::LoadU(dh, src + c)), df, dst + c);
+  return c;
+}
+
+// Elements at + c·stride, c < n, of a float view of any dtype, as f32 (exact) into contiguous dst.
+HWY_INLINE void ToF32(const Tensor& t, int64_t at, int64_t stride, int64_t n, float* dst) {
+  int64_t c = 0;
+  if (t.dtype == DType::f32) {
+    Gather(t.as<float>() + at, stride, n, dst);
+    return;
+  }
+  if (stride == 1 && t.dtype == DType::bf16) {
+    c = PromoteVectors(t.as<hwy::bfloat16_t>() + at, n, dst);
+  } else if (stride == 1 && t.dtype == DType::f16 && kVectorF16) {
+    c = PromoteVectors(t.as<hwy::float16_t>() + at, n, dst);
+  }
+  for (; c < n; ++c) dst[c] = static_cast<float>(load(t, at + c * stride));
+}
+
+// Stores n f32 values from contiguous src at elements at + c·stride of a float view of any dtype,
+// each rounded once to nearest even (f32 → double is exact, and store() rounds once).
+HWY_INLINE void FromF32(const float* src, int64_t n, const Tensor& t, int64_t at, int64_t stride) {
+  int64_t c = 0;
+  if (t.dtype == DType::f32) {
+    float* dst = t.as<float>() + at;
+    if (stride == 1) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    } else {
+      for (; c < n; ++c) dst[c * stride] = src[c];
+    }
+    return;
+  }
+  if (stride == 1 && t.dtype == DType::f16 && kVectorF16) {
+    const DF df;
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+    hwy::float16_t* dst = t.as<hwy::float16_t>() + at;
+    for (; c + N <= n; c += N) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, src + c)), dh, dst + c);
+  }
+  for (; c < n; ++c) store(t, at + c * stride, src[c]);
+}
+
+// Rows [j0, j0 + n) of head h of a [t, heads, width] view, as f32, with their leading dimension:
+// in place when the rows are contiguous f32, else converted into `buffer` (leading dimension
+// width).
 HWY_INLINE const float* HeadRows(const Tensor& t, int64_t j0, int64_t n, int64_t h, float* buffer,
                                  int64_t& ld) {
-  const float* rows = t.as<float>() + t.offset(j0, h, 0);
-  if (t.strides[2] == 1) {
+  if (t.dtype == DType::f32 && t.strides[2] == 1) {
     ld = t.strides[0];
-    return rows;
+    return t.as<float>() + t.offset(j0, h, 0);
   }
   const int64_t width = t.shape[2];
   for (int64_t j = 0; j < n; ++j)
-    Gather(rows + j * t.strides[0], t.strides[2], width, buffer + j * width);
+    ToF32(t, t.offset(j0 + j, h, 0), t.strides[2], width, buffer + j * width);
   ld = width;
   return buffer;
 }
@@ -306,11 +372,10 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   const float* bias = nullptr;
   if (call.bias) {
     const Tensor& b = *call.bias;
-    const float* src = b.as<float>() + b.offset(h, i, j0);
-    if (b.strides[2] == 1 && n == padded) {
-      bias = src;
+    if (b.dtype == DType::f32 && b.strides[2] == 1 && n == padded) {
+      bias = b.as<float>() + b.offset(h, i, j0);
     } else {
-      Gather(src, b.strides[2], n, sc.bias_row);
+      ToF32(b, b.offset(h, i, j0), b.strides[2], n, sc.bias_row);
       bias = sc.bias_row;
     }
   }
@@ -377,8 +442,8 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
 HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
   const AttentionCall& call = *plan.call;
   if (plan.causal && call.k_position(j) > plan.q_pos[i]) return false;
-  return !(call.bias && call.bias->as<float>()[call.bias->offset(h, i, j)] ==
-                            -std::numeric_limits<float>::infinity());
+  return !(call.bias && load(*call.bias, call.bias->offset(h, i, j)) ==
+                            -std::numeric_limits<double>::infinity());
 }
 
 // Queries [i0, i1) of query heads [h0, h1), which read one kv head. Row r is query head
@@ -396,7 +461,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   const float kNegInf = -std::numeric_limits<float>::infinity();
 
   for (int64_t r = 0; r < rows; ++r) {
-    Gather(q.as<float>() + q.offset(query(r), head(r), 0), q.strides[2], d, sc.q + r * sc.ldq);
+    ToF32(q, q.offset(query(r), head(r), 0), q.strides[2], d, sc.q + r * sc.ldq);
     std::fill(sc.acc + r * sc.ldacc, sc.acc + (r + 1) * sc.ldacc, 0.0f);
     sc.m[r] = kNegInf;
     sc.l[r] = 0;
@@ -435,7 +500,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
       sc.bad_values.clear();
       for (int64_t j = 0; j < n; ++j) {
         float* dst = sc.v + j * sc.ldv;
-        Gather(v.as<float>() + v.offset(j0 + j, kvh, 0), v.strides[2], dv, dst);
+        ToF32(v, v.offset(j0 + j, kvh, 0), v.strides[2], dv, dst);
         if (!AllFinite(dst, dv)) {
           sc.bad_values.push_back(j);
           std::fill(dst, dst + dv, 0.0f);
@@ -475,12 +540,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
       const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
       hn::Store(value, df, o + c);
     }
-    float* dst = out.as<float>() + out.offset(query(r), head(r), 0);
-    if (out.strides[2] == 1) {
-      std::memcpy(dst, o, static_cast<size_t>(dv) * sizeof(float));
-    } else {
-      for (int64_t c = 0; c < dv; ++c) dst[c * out.strides[2]] = o[c];
-    }
+    FromF32(o, dv, out, out.offset(query(r), head(r), 0), out.strides[2]);
   }
 }
 
@@ -523,9 +583,9 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
 
 std::vector<Impl<AttentionCall>> attention() {
   static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
-  const uint64_t variants = variant::f32 | variant::strided | variant::attention_causal |
-                            variant::attention_bias | variant::attention_gqa |
-                            variant::attention_positions;
+  const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
+                            variant::attention_causal | variant::attention_bias |
+                            variant::attention_gqa | variant::attention_positions;
   return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
                                      run_attention);
 }

@@ -2,9 +2,12 @@
 // unit), their edge rules, determinism across thread counts and addresses, and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -31,6 +34,8 @@ struct Shape {
   bool bias = false;
   bool positions = false;  // explicit positions: keys 0 … tk−1, queries the last tq of them
   Layout layout = Layout::contiguous;
+  DType dtype = DType::f32;  // of q, k, v and out
+  bool f32_bias = false;     // the bias in f32 rather than in `dtype`
 };
 
 std::string describe(const Shape& s) {
@@ -38,36 +43,38 @@ std::string describe(const Shape& s) {
          " hq=" + std::to_string(s.hq) + " hkv=" + std::to_string(s.hkv) +
          " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv) +
          (s.mask == Mask::causal ? " causal" : "") + (s.bias ? " bias" : "") +
-         (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout);
+         (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout) + " " +
+         dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "");
 }
 
 // A problem of random values; `edit` may then plant special values in it.
 Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
                                std::function<void(AttentionCall&)> edit = nullptr) {
-  return {describe(s), [s, seed, edit](Arena& arena) {
-            Values values(seed);
-            AttentionCall call;
-            call.q = arena.alloc(DType::f32, {s.tq, s.hq, s.d}, s.layout);
-            call.k = arena.alloc(DType::f32, {s.tk, s.hkv, s.d}, s.layout);
-            call.v = arena.alloc(DType::f32, {s.tk, s.hkv, s.dv}, s.layout);
-            call.out = arena.alloc(DType::f32, {s.tq, s.hq, s.dv}, s.layout);
-            values.fill(call.q, -1.5, 1.5);
-            values.fill(call.k, -1.5, 1.5);
-            values.fill(call.v);
-            call.mask = s.mask;
-            if (s.bias) {
-              call.bias = arena.alloc(DType::f32, {s.hq, s.tq, s.tk}, s.layout);
-              values.fill(*call.bias, -2, 2);
-            }
-            if (s.positions) {
-              call.q_positions = arena.alloc(DType::i64, {s.tq}, s.layout);
-              call.k_positions = arena.alloc(DType::i32, {s.tk}, s.layout);
-              harness::fill_positions(*call.q_positions, *call.k_positions,
-                                      harness::PositionPattern::cache, values);
-            }
-            if (edit) edit(call);
-            return call;
-          }};
+  return {
+      describe(s), [s, seed, edit](Arena& arena) {
+        Values values(seed);
+        AttentionCall call;
+        call.q = arena.alloc(s.dtype, {s.tq, s.hq, s.d}, s.layout);
+        call.k = arena.alloc(s.dtype, {s.tk, s.hkv, s.d}, s.layout);
+        call.v = arena.alloc(s.dtype, {s.tk, s.hkv, s.dv}, s.layout);
+        call.out = arena.alloc(s.dtype, {s.tq, s.hq, s.dv}, s.layout);
+        values.fill(call.q, -1.5, 1.5);
+        values.fill(call.k, -1.5, 1.5);
+        values.fill(call.v);
+        call.mask = s.mask;
+        if (s.bias) {
+          call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layout);
+          values.fill(*call.bias, -2, 2);
+        }
+        if (s.positions) {
+          call.q_positions = arena.alloc(DType::i64, {s.tq}, s.layout);
+          call.k_positions = arena.alloc(DType::i32, {s.tk}, s.layout);
+          harness::fill_positions(*call.q_positions, *call.k_positions,
+                                  harness::PositionPattern::cache, values);
+        }
+        if (edit) edit(call);
+        return call;
+      }};
 }
 
 void set(const Tensor& t, int64_t offset, float value) { t.as<float>()[offset] = value; }
@@ -302,6 +309,235 @@ TEST(OptimizedAttention, BitwiseIdenticalAtEveryAlignment) {
             << impl.name << " " << describe(s) << " shift " << shift;
       }
     }
+  }
+}
+
+// ---- bf16 and f16: q, k, v and out in the dtype, the bias in f32 or the same dtype; held to 1 ulp
+// of the output dtype in the family's unit (kernel.h). Values are set with store(), which rounds.
+
+const DType kLowPrecision[] = {DType::bf16, DType::f16};
+
+// The raw bits of every output element, in logical order, for any dtype.
+std::vector<uint32_t> raw_out(const AttentionCall& call) {
+  std::vector<uint32_t> bits;
+  const size_t size = dtype_size(call.out.dtype);
+  harness::for_each_offset(call.out, [&](int64_t offset) {
+    uint32_t b = 0;
+    std::memcpy(&b, static_cast<const char*>(call.out.data) + offset * size, size);
+    bits.push_back(b);
+  });
+  return bits;
+}
+
+// Multiplies every element of t by factor (rounded to t's dtype).
+void rescale(const Tensor& t, double factor) {
+  harness::for_each_offset(t, [&](int64_t at) { store(t, at, load(t, at) * factor); });
+}
+
+// Tails of the vector width, the key block and the query block; every mask, bias dtype and layout;
+// grouped-query heads.
+TEST(OptimizedAttention, LowPrecisionEveryTargetWithinOneUlp) {
+  uint64_t seed = 100;
+  for (DType dtype : kLowPrecision) {
+    for (int64_t d : {1, 17, 64}) {
+      for (int64_t tk : {1, 5, 257, 520}) {
+        const int64_t tq = std::min<int64_t>(tk, 67), dv = d == 64 ? 37 : d + 4;
+        const auto layout = static_cast<Layout>(seed % 3);
+        // A bias on even seeds, in f32 on every other one; on odd seeds for the causal case.
+        expect_every_target_matches(problem(
+            {tq, tk, 2, 1, d, dv, Mask::none, seed % 2 == 0, false, layout, dtype, seed % 4 == 0},
+            seed));
+        expect_every_target_matches(problem({tq, tk, 4, 2, d, dv, Mask::causal, seed % 2 == 1,
+                                             seed % 3 == 0, layout, dtype, seed % 4 == 1},
+                                            seed + 1000));
+        ++seed;
+      }
+    }
+    for (int64_t hkv : {1, 2, 4}) {
+      expect_every_target_matches(problem(
+          {9, 40, 8, hkv, 16, 16, Mask::causal, true, false, Layout::permuted, dtype}, 40 + hkv));
+      expect_every_target_matches(  // decoding
+          problem({1, 300, 8, hkv, 64, 64, Mask::none, false, false, Layout::contiguous, dtype},
+                  50 + hkv));
+    }
+  }
+}
+
+// Special values and the ends of each dtype's range, on every target: masked cache slots holding
+// NaN and ±∞ (f16's are converted without Highway's emulated PromoteTo, which makes them finite),
+// NaN and ∞ that the reference's edge rules govern, outputs that are bf16/f16 subnormals, values
+// near the largest finite, and f32 sums that overflow (the exact path, rounded once from fp64).
+TEST(OptimizedAttention, LowPrecisionSpecialsAndRangeEnds) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : kLowPrecision) {
+    const double largest = dtype == DType::bf16 ? 0x1.FEp127 : 65504;
+    const double smallest = dtype == DType::bf16 ? 0x1p-133 : 0x1p-24;  // subnormal steps
+    // A cache of 600 slots, 300 used: unused keys at 2^24 with NaN and ±∞ in k and v.
+    expect_every_target_matches(
+        problem({10, 600, 4, 2, 64, 64, Mask::causal, false, true, Layout::contiguous, dtype}, 3,
+                [&](AttentionCall& c) {
+                  for (int64_t i = 0; i < c.q.shape[0]; ++i)
+                    harness::store_index(*c.q_positions, c.q_positions->offset(i), 290 + i);
+                  for (int64_t j = 300; j < 600; ++j) {
+                    harness::store_index(*c.k_positions, c.k_positions->offset(j), kMaxPosition);
+                    const double special = j % 3 == 0 ? std::nan("") : j % 3 == 1 ? inf : -inf;
+                    for (int64_t h = 0; h < 2; ++h) {
+                      for (int64_t e = 0; e < 64; ++e) store(c.k, c.k.offset(j, h, e), special);
+                      for (int64_t e = 0; e < 64; ++e) store(c.v, c.v.offset(j, h, e), special);
+                    }
+                  }
+                }));
+    const Shape s{4, 270, 2, 1, 8, 8, Mask::none, true, false, Layout::padded, dtype};
+    const std::vector<std::function<void(AttentionCall&)>> edits = {
+        [](AttentionCall& c) { store(c.q, c.q.offset(1, 0, 3), std::nan("")); },
+        [&](AttentionCall& c) { store(*c.bias, c.bias->offset(1, 2, 260), inf); },
+        [&](AttentionCall& c) {  // −∞ bias hides keys 100 … 269, whose values are NaN
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t i = 0; i < 4; ++i)
+              for (int64_t j = 100; j < 270; ++j) {
+                store(*c.bias, c.bias->offset(h, i, j), -inf);
+                if (h == 0 && i == 0)
+                  for (int64_t e = 0; e < 8; ++e) store(c.v, c.v.offset(j, 0, e), std::nan(""));
+              }
+        },
+        [](AttentionCall& c) { store(c.v, c.v.offset(100, 0, 2), std::nan("")); },
+        [&](AttentionCall& c) { store(c.v, c.v.offset(7, 0, 6), -inf); },
+        // Values a few subnormal steps wide: outputs in the dtype's subnormal range.
+        [&](AttentionCall& c) { rescale(c.v, 37 * smallest); },
+        // Values near the largest finite (bf16: the f32 sums overflow, the reference's do not).
+        [&](AttentionCall& c) { rescale(c.v, largest); },
+        // Peaky scores: q and k near ±16 (bf16) or ±64 (f16).
+        [&](AttentionCall& c) {
+          rescale(c.q, dtype == DType::bf16 ? 10 : 40);
+          rescale(c.k, dtype == DType::bf16 ? 10 : 40);
+        },
+    };
+    uint64_t seed = 60;
+    for (const auto& edit : edits) expect_every_target_matches(problem(s, seed++, edit));
+  }
+}
+
+TEST(OptimizedAttention, LowPrecisionBitwiseIdenticalForEveryThreadCount) {
+  for (DType dtype : kLowPrecision) {
+    const Problem<AttentionCall> p =
+        problem({300, 300, 8, 2, 64, 64, Mask::causal, true, true, Layout::contiguous, dtype}, 21);
+    std::vector<uint32_t> first;
+    for (int threads : {1, 2, 3, 7}) {
+      Arena arena;
+      AttentionCall call = p.build(arena);
+      call.threads = threads;
+      attention().front().run(call);
+      EXPECT_EQ(last_threaded_parts(), threads) << p.label << ": must really run threaded";
+      if (first.empty()) {
+        first = raw_out(call);
+      } else {
+        EXPECT_TRUE(raw_out(call) == first) << p.label << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
+// Where the f32 path is exact (q = 0: equal weights over two keys, so each output is the mean of
+// two values, exact in f32), the output is the reference's bits on every target: rounded once, to
+// nearest with ties to even, subnormal results included. A truncating or double-rounding demotion
+// is off by one ulp here, which the tolerance unit would allow.
+TEST(OptimizedAttention, LowPrecisionOutputsRoundOnceToNearestEven) {
+  for (DType dtype : kLowPrecision) {
+    const double u = dtype == DType::bf16 ? 0x1p-7 : 0x1p-10;       // ulp of 1
+    const double tiny = dtype == DType::bf16 ? 0x1p-133 : 0x1p-24;  // subnormal step
+    const double top = dtype == DType::bf16 ? 0x1.FEp127 : 65504;   // largest finite
+    const double top_ulp = dtype == DType::bf16 ? 0x1p120 : 32;
+    // Per column, the two values: means that tie (to even, up or down), that fall an eighth or
+    // three quarters of an ulp off the grid, that are exact, or subnormal; then, in a problem of
+    // their own, means at the top of the range (bf16's sums overflow f32 there and every row takes
+    // the exact path, which must not hide the others).
+    const std::vector<std::vector<std::pair<double, double>>> column_sets = {
+        {{1, 1 + 3 * u},
+         {1, 1 + u},
+         {1, 1 + 5 * u},
+         {-1, -1 - 3 * u},
+         {1 + u, 0.5 + 1.5 * u},
+         {1, 0.125 * (1 + u)},
+         {1, 0.25 * (1 + 3 * u)},
+         {0.75, 1 + 3 * u},
+         {tiny, 2 * tiny},
+         {tiny, 4 * tiny},
+         {3 * tiny, 0}},
+        {{top, top - top_ulp}, {-top, -top + 3 * top_ulp}},
+    };
+    for (const auto& pairs : column_sets) {
+      const int64_t dv = 40;  // the set repeated: whole vectors and a tail on every target
+      const Problem<AttentionCall> p =
+          problem({3, 2, 2, 1, 8, dv, Mask::none, false, false, Layout::padded, dtype}, 70,
+                  [&](AttentionCall& c) {
+                    rescale(c.q, 0);
+                    for (int64_t e = 0; e < dv; ++e) {
+                      store(c.v, c.v.offset(0, 0, e), pairs[e % pairs.size()].first);
+                      store(c.v, c.v.offset(1, 0, e), pairs[e % pairs.size()].second);
+                    }
+                  });
+      Arena ref_arena;
+      const AttentionCall expected = p.build(ref_arena);
+      reference_impl<AttentionCall>().run(expected);
+      for (const auto& impl : attention()) {
+        Arena arena;
+        const AttentionCall got = p.build(arena);
+        impl.run(got);
+        EXPECT_TRUE(raw_out(got) == raw_out(expected)) << impl.name << " " << p.label;
+      }
+    }
+  }
+}
+
+// Random problems of every kind: the worst error of each dtype and target, in the family's unit,
+// printed for the record and held to the bound.
+TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
+  constexpr int kProblems = 40;
+  for (DType dtype : kLowPrecision) {
+    const auto& impls = attention();
+    std::vector<harness::Comparison> worst(impls.size());
+    std::vector<int64_t> differing(impls.size(), 0);  // outputs off the reference's bits
+    int64_t outputs = 0;
+    Values pick(7 + static_cast<uint64_t>(dtype));
+    for (int n = 0; n < kProblems; ++n) {
+      Shape s{pick.integer(1, 48), pick.integer(1, 700), 1,
+              pick.integer(1, 2),  pick.integer(1, 128), pick.integer(1, 96)};
+      s.hq = s.hkv * std::vector<int64_t>{1, 2, 4}[pick.integer(0, 2)];
+      s.mask = pick.integer(0, 1) ? Mask::causal : Mask::none;
+      s.positions = s.mask == Mask::causal && pick.integer(0, 1);
+      if (s.positions) s.tk = std::max(s.tk, s.tq);  // queries are the last tq keys
+      s.bias = pick.integer(0, 1);
+      s.f32_bias = pick.integer(0, 1);
+      s.layout = static_cast<Layout>(pick.integer(0, 2));
+      s.dtype = dtype;
+      const double peak = pick.integer(0, 1) ? 1 : 6;  // uniform or peaky weights
+      const Problem<AttentionCall> p = problem(s, 200 + n, [peak](AttentionCall& c) {
+        rescale(c.q, peak);
+        rescale(c.k, peak);
+      });
+      Arena ref_arena;
+      const AttentionCall expected = p.build(ref_arena);
+      reference_impl<AttentionCall>().run(expected);
+      const std::vector<uint32_t> want = raw_out(expected);
+      outputs += static_cast<int64_t>(want.size());
+      for (size_t i = 0; i < impls.size(); ++i) {
+        Arena arena;
+        const AttentionCall got = p.build(arena);
+        impls[i].run(got);
+        const std::vector<uint32_t> have = raw_out(got);
+        for (size_t e = 0; e < want.size(); ++e) differing[i] += have[e] != want[e];
+        const harness::Comparison c = harness::compare(expected, got, impls[i].bound);
+        EXPECT_TRUE(c.ok) << impls[i].name << " " << p.label << ": " << c.describe();
+        if (c.worst >= worst[i].worst) worst[i] = c;
+      }
+    }
+    for (size_t i = 0; i < impls.size(); ++i)
+      std::printf(
+          "%s %s: worst %.3f units over %d problems (%s); %lld of %lld outputs off the "
+          "reference's bits\n",
+          impls[i].name.c_str(), dtype_name(dtype), worst[i].worst, kProblems,
+          worst[i].where.c_str(), static_cast<long long>(differing[i]),
+          static_cast<long long>(outputs));
   }
 }
 
