@@ -24,7 +24,8 @@
 // to 0: ∞·0), or a cache row with an entry above 1 in magnitude. Otherwise no coefficient or
 // product overflows or vanishes where the reference's does not; only an output within 2u of the ±∞
 // rounding threshold may still round the other way.
-// A recomputed bf16 or f16 output is rounded to f32 first, then to its dtype.
+// A recomputed bf16 or f16 output is rounded once, from fp64 straight to its dtype, as the
+// reference rounds (through f32 it could tie to even the other way).
 //
 // bf16 and f16 activations are promoted to f32 (exact), rotated with the same arithmetic, and the
 // result rounded once more, to nearest even, to the output dtype: the f32 value is within 2 ulp_f32
@@ -76,7 +77,8 @@ struct RopePlan {
 };
 
 // The reference's arithmetic for one element of pair i of a token (reference/rope.cc): the pair's
-// double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once. The coefficients
+// double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once to the output dtype
+// (returned widened to f32, exactly, so the caller's conversion keeps it). The coefficients
 // are the cache row's, or f·cos θ and ±f·sin θ of θ = p·ω by libm: the reference's bits wherever
 // its ω and f have them (none, linear, ntk, dynamic_ntk; the others agree within a few ulp). Slow,
 // and called for rare outputs only.
@@ -588,7 +590,12 @@ float ExactPairs::element(int64_t i, float a, float b, bool first) const {
     sn = plan->sin_sign * plan->factor * std::sin(angle);
   }
   const double x = a, y = b;
-  return static_cast<float>(first ? x * cs - y * sn : x * sn + y * cs);
+  // Rounded once to the output dtype (store), then widened exactly: the caller's rounding to that
+  // dtype keeps it. Through f32 first, a bf16 or f16 value could tie to even the other way.
+  alignas(4) unsigned char rounded[4];
+  const Tensor out = view(rounded, plan->dtype, {1});
+  store(out, 0, first ? x * cs - y * sn : x * sn + y * cs);
+  return static_cast<float>(load(out, 0));
 }
 
 namespace {
