@@ -634,6 +634,43 @@ TEST(OptimizedRope, HalfPrecisionEdgesOnEveryTarget) {
   }
 }
 
+// Head sizes whose coefficient vectors fit in registers on some target (1, 2, 4 or 8 vectors per
+// array: RowsInRegisters) and some that do not, in every dtype and layout, unguarded (f = 1) and
+// guarded (f ≠ 1), computed and cached, on every target.
+TEST(OptimizedRope, EveryHeadSizeMatchesTheReferenceOnEveryTarget) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16})
+    for (int64_t d : {8, 16, 32, 48, 64, 128, 256})
+      for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved})
+        for (double factor : {1.0, 1.25})
+          for (bool cached : {false, true}) {
+            const harness::Problem<RopeCall> problem{
+                std::string(dtype_name(dtype)) + " d=" + std::to_string(d) + " " +
+                    layout_name(layout) + " f=" + std::to_string(factor) +
+                    (cached ? " cached" : ""),
+                [=](Arena& arena) {
+                  const int64_t tokens = 5, heads = 3;
+                  harness::Values values(11);
+                  RopeCall call{.rotary_dim = d, .layout = layout};
+                  call.q = arena.alloc(dtype, {tokens, heads, d});
+                  values.fill(call.q, -2, 2);
+                  call.q_out = arena.alloc(dtype, {tokens, heads, d});
+                  call.positions = arena.alloc(DType::i64, {tokens});
+                  values.fill_index(call.positions, 0, 500);
+                  call.scaling.attention_factor = factor;
+                  if (cached) {
+                    call.cos = arena.alloc(DType::f32, {501, d / 2});
+                    call.sin = arena.alloc(DType::f32, {501, d / 2});
+                    reference_impl<RopeCacheCall>().run({.rotary_dim = d,
+                                                         .scaling = call.scaling,
+                                                         .cos = *call.cos,
+                                                         .sin = *call.sin});
+                  }
+                  return call;
+                }};
+            expect_every_target_matches(rope(), problem);
+          }
+}
+
 TEST(OptimizedRope, RejectsAPositionPastTheCacheBeforeWriting) {
   for (const auto& impl : rope()) {
     Arena arena;
