@@ -1,7 +1,7 @@
-// rope: q rotated in place, f32, half-split, rotary_dim = head_dim, with the angles computed from
-// the frequencies ("angles") or read from a cos/sin cache ("cached"); and bf16 q with angles
-// ("bf16"), which moves half the bytes. Rotation preserves norms, so in-place calls repeated over
-// the timed loop stay finite.
+// rope: q rotated in place, half-split, rotary_dim = head_dim, with the angles computed from the
+// frequencies ("angles") or read from an f32 cos/sin cache ("cached"); q in f32, bf16 or f16
+// (",bf16" and ",f16" move half the bytes). Rotation preserves norms, so in-place calls repeated
+// over the timed loop stay finite.
 #include <cmath>
 
 #include "bench/bench.h"
@@ -47,8 +47,8 @@ Case<RopeCall> rope_case(const TokenShape& s, bool cached, DType dtype = DType::
 
 void register_rope() {
   for (const TokenShape& s : token_shapes()) {
-    for (bool cached : {false, true}) register_case(rope_case(s, cached));
-    register_case(rope_case(s, false, DType::bf16));
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16})
+      for (bool cached : {false, true}) register_case(rope_case(s, cached, dtype));
   }
 }
 

@@ -24,7 +24,8 @@
 // to 0: ∞·0), or a cache row with an entry above 1 in magnitude. Otherwise no coefficient or
 // product overflows or vanishes where the reference's does not; only an output within 2u of the ±∞
 // rounding threshold may still round the other way.
-// A recomputed bf16 or f16 output is rounded to f32 first, then to its dtype.
+// A recomputed bf16 or f16 output is rounded once, from fp64 straight to its dtype, as the
+// reference rounds (through f32 it could tie to even the other way).
 //
 // bf16 and f16 activations are promoted to f32 (exact), rotated with the same arithmetic, and the
 // result rounded once more, to nearest even, to the output dtype: the f32 value is within 2 ulp_f32
@@ -76,7 +77,8 @@ struct RopePlan {
 };
 
 // The reference's arithmetic for one element of pair i of a token (reference/rope.cc): the pair's
-// double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once. The coefficients
+// double coefficients, a·c − b·s (first) or a·s + b·c in double, rounded once to the output dtype
+// (returned widened to f32, exactly, so the caller's conversion keeps it). The coefficients
 // are the cache row's, or f·cos θ and ±f·sin θ of θ = p·ω by libm: the reference's bits wherever
 // its ω and f have them (none, linear, ntk, dynamic_ntk; the others agree within a few ulp). Slow,
 // and called for rare outputs only.
@@ -253,14 +255,26 @@ HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, hwy::float16_t* p) {
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// bf16 elements stored by vcvtneps2bf16 (AVX512_BF16: nearest even, NaN kept quiet, in one
-// instruction). Highway 1.0.3 has no op for it and its AVX3_DL target does not enable the
-// extension, so it is inline assembly, run only when the CPU reports it (RopePlan::native_bf16).
+// bf16 elements stored by vcvtneps2bf16, or vcvtne2ps2bf16 for two vectors (AVX512_BF16: nearest
+// even, NaN kept quiet, in one instruction). Highway 1.0.3 has no op for it and its AVX3_DL target
+// does not enable the extension, so it is inline assembly, run only when the CPU reports it
+// (RopePlan::native_bf16).
 struct NativeBf16 {
   uint16_t bits;
 };
 template <class D>
 HWY_INLINE hn::VFromD<D> LoadF32(D d, const NativeBf16* p) {
+  if constexpr (hn::MaxLanes(D()) == 16) {
+    // One vpermw puts element k in the high half of lane k and zeros the low halves (masked):
+    // the f32 value, exactly, in one instruction instead of a widening and a shift.
+    alignas(64) static constexpr uint16_t kHigh[32] = {0, 0,  0, 1,  0, 2,  0, 3,  0, 4, 0,
+                                                       5, 0,  6, 0,  7, 0,  8, 0,  9, 0, 10,
+                                                       0, 11, 0, 12, 0, 13, 0, 14, 0, 15};
+    const __m512i x =
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return hn::VFromD<D>{_mm512_castsi512_ps(
+        _mm512_maskz_permutexvar_epi16(0xAAAAAAAAu, _mm512_load_si512(kHigh), x))};
+  }
   return LoadF32(d, reinterpret_cast<const hwy::bfloat16_t*>(p));
 }
 template <class D>
@@ -277,7 +291,32 @@ HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, NativeBf16* p) {
   }
   StoreF32(d, v, reinterpret_cast<hwy::bfloat16_t*>(p));
 }
+// a to pa and b to pb with one vcvtne2ps2bf16 (the pair's 32 elements in one instruction) and one
+// subnormal test for both.
+template <class D>
+HWY_INLINE void StorePairF32(D d, hn::VFromD<D> a, NativeBf16* pa, hn::VFromD<D> b,
+                             NativeBf16* pb) {
+  if constexpr (hn::MaxLanes(D()) == 16) {
+    if (HWY_LIKELY(_kortestz_mask16_u8(_mm512_fpclass_ps_mask(a.raw, 0x20),
+                                       _mm512_fpclass_ps_mask(b.raw, 0x20)))) {
+      __m512i bits;  // a's elements in the low half, b's in the high half
+      asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(bits) : "v"(b.raw), "v"(a.raw));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pa), _mm512_castsi512_si256(bits));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pb), _mm512_extracti64x4_epi64(bits, 1));
+      return;
+    }
+  }
+  StoreF32(d, a, reinterpret_cast<hwy::bfloat16_t*>(pa));
+  StoreF32(d, b, reinterpret_cast<hwy::bfloat16_t*>(pb));
+}
 #endif
+
+// Stores a and b, each rounded once to T (see StoreF32).
+template <class D, class T>
+HWY_INLINE void StorePairF32(D d, hn::VFromD<D> a, T* pa, hn::VFromD<D> b, T* pb) {
+  StoreF32(d, a, pa);
+  StoreF32(d, b, pb);
+}
 
 // Whether |c[i]| > 1 or |s[i]| > 1 for some i < n (arrays padded to whole vectors).
 template <class D>
@@ -325,8 +364,7 @@ HWY_INLINE void RotatePair(D d, const T* a_in, const T* b_in, T* a_out, T* b_out
     a2 = ExactHalfSplit(d, exact, i, a, b, a2, true);
     b2 = ExactHalfSplit(d, exact, i, a, b, b2, false);
   }
-  StoreF32(d, a2, a_out);
-  StoreF32(d, b2, b_out);
+  StorePairF32(d, a2, a_out, b2, b_out);
 }
 
 // The interleaved vector x' = rotated x = (a0, b0, a1, b1, ...) of pairs j/2, j/2 + 1, ...: as
@@ -367,6 +405,8 @@ HWY_INLINE void RotateInterleavedVector(D d, const T* in, T* out, V c2, V s2, V 
 //     while the rows sit in cache;
 //   else row by row, streaming through memory in address order, which the hardware prefetcher
 //     follows (chunk by chunk it does not: 2.5x slower from DRAM).
+// Both orders serve only where a token's coefficient vectors do not fit in registers, or a chunk is
+// partial: otherwise they are loaded once and every row streams through (InRegisters).
 template <class T>
 struct Rows {
   const T* in;
@@ -375,12 +415,70 @@ struct Rows {
   bool chunk_outer;
 };
 
+// Rotates every row with the K vectors of c and of s (chunks i = k·N, k < K) held in registers
+// for all rows: pairs (i, half + i) of c[i], s[i], or interleaved vectors at i of c2[i], s2[i].
+// Row by row from memory, each multiply reloads its coefficient (rows might alias c and s), and
+// those loads, more than the arithmetic, bound a bf16 or f16 loop.
+template <size_t K, bool kGuarded, bool kInterleaved, class D, class T>
+HWY_INLINE void RowsInRegisters(D d, const Rows<T>& rows, int64_t half, const float* c,
+                                const float* s, const ExactPairs& exact) {
+  const size_t N = hn::Lanes(d);
+  hn::VFromD<D> cv[K], sv[K];
+  for (size_t k = 0; k < K; ++k) {
+    cv[k] = hn::LoadU(d, c + k * N);
+    sv[k] = hn::LoadU(d, s + k * N);
+  }
+  const auto exact_from = hn::Set(d, exact.plan->exact_from);
+  const T* const in0 = rows.in;  // locals: see RotateHalfSplit
+  T* const out0 = rows.out;
+  const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
+  for (int64_t h = 0; h < heads; ++h) {
+    const T* in = in0 + h * in_stride;
+    T* out = out0 + h * out_stride;
+    HWY_UNROLL(8)  // so that cv[k], sv[k] stay in registers
+    for (size_t k = 0; k < K; ++k) {
+      const int64_t i = static_cast<int64_t>(k * N);
+      if constexpr (kInterleaved) {
+        RotateInterleavedVector<kGuarded>(d, in + i, out + i, cv[k], sv[k], exact_from, exact, i);
+      } else {
+        RotatePair<kGuarded>(d, in + i, in + half + i, out + i, out + half + i, cv[k], sv[k],
+                             exact_from, exact, i);
+      }
+    }
+  }
+}
+
+// RowsInRegisters<chunks>, when the target has the registers for that many; false otherwise.
+template <bool kGuarded, bool kInterleaved, class D, class T>
+HWY_INLINE bool InRegisters(D d, const Rows<T>& rows, int64_t chunks, int64_t half, const float* c,
+                            const float* s, const ExactPairs& exact) {
+#if HWY_HAVE_SCALABLE  // no arrays of sizeless vectors
+  return false;
+#else
+  switch (chunks) {
+    case 1:
+      return RowsInRegisters<1, kGuarded, kInterleaved>(d, rows, half, c, s, exact), true;
+    case 2:
+      return RowsInRegisters<2, kGuarded, kInterleaved>(d, rows, half, c, s, exact), true;
+    case 4:
+      return RowsInRegisters<4, kGuarded, kInterleaved>(d, rows, half, c, s, exact), true;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3  // 32 vector registers
+    case 8:
+      return RowsInRegisters<8, kGuarded, kInterleaved>(d, rows, half, c, s, exact), true;
+#endif
+    default:
+      return false;
+  }
+#endif
+}
+
 template <bool kGuarded, class D, class T>
 HWY_INLINE void RotateHalfSplit(D d, const Rows<T>& rows, int64_t half, const float* c,
                                 const float* s, const ExactPairs& exact) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const auto exact_from = hn::Set(d, exact.plan->exact_from);
   const int64_t full = half / N * N;
+  if (full == half && InRegisters<kGuarded, false>(d, rows, half / N, half, c, s, exact)) return;
   // Locals, not rows' fields: stores through out could alias those, forcing reloads.
   const T* const in0 = rows.in;
   T* const out0 = rows.out;
@@ -431,6 +529,10 @@ HWY_INLINE void RotateInterleaved(D d, const Rows<T>& rows, int64_t rotary_dim, 
     T* const out0 = rows.out;
     const int64_t heads = rows.heads, in_stride = rows.in_stride, out_stride = rows.out_stride;
     const auto limit = hn::Set(d, exact_from);
+    if (full == rotary_dim &&
+        InRegisters<kGuarded, true>(d, rows, rotary_dim / N, rotary_dim / 2, c2, s2, exact)) {
+      return;
+    }
     const auto rotate = [=, &exact](int64_t h, int64_t j, hn::VFromD<D> cv, hn::VFromD<D> sv) {
       RotateInterleavedVector<kGuarded>(d, in0 + h * in_stride + j, out0 + h * out_stride + j, cv,
                                         sv, limit, exact, j);
@@ -588,7 +690,12 @@ float ExactPairs::element(int64_t i, float a, float b, bool first) const {
     sn = plan->sin_sign * plan->factor * std::sin(angle);
   }
   const double x = a, y = b;
-  return static_cast<float>(first ? x * cs - y * sn : x * sn + y * cs);
+  // Rounded once to the output dtype (store), then widened exactly: the caller's rounding to that
+  // dtype keeps it. Through f32 first, a bf16 or f16 value could tie to even the other way.
+  alignas(4) unsigned char rounded[4];
+  const Tensor out = view(rounded, plan->dtype, {1});
+  store(out, 0, first ? x * cs - y * sn : x * sn + y * cs);
+  return static_cast<float>(load(out, 0));
 }
 
 namespace {

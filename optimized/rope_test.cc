@@ -446,6 +446,110 @@ TEST(OptimizedRope, OverflowFallbackIsBitwiseIdenticalForEveryThreadCount) {
   }
 }
 
+// A recomputed output (ExactPairs) is the reference's: its fp64 value rounded ONCE to the output
+// dtype. Each case puts that value past a bf16 or f16 rounding midpoint by less than half an f32
+// ulp, so a detour through f32 lands on the midpoint and ties to even the other way: one output-
+// dtype ulp off, or ∞ for the largest finite bf16. Every pair of every head is (a, b), at one
+// position, so every rotated output is recomputed (≥ 2¹²⁷ or NaN in f32, or a factor below
+// 2⁻¹²⁶) and must carry the reference's bits.
+struct RoundOnceCase {
+  const char* label;
+  DType dtype;
+  double attention_factor, linear_factor;
+  int64_t position;
+  double a, b;
+};
+
+RopeCall round_once_call(Arena& arena, const RoundOnceCase& c, DType dtype, RopeLayout layout,
+                         bool in_place) {
+  constexpr int64_t kTokens = 3, kHeads = 2, kHeadDim = 36, kRotary = 32;
+  RopeCall call{.q = arena.alloc(dtype, {kTokens, kHeads, kHeadDim}),
+                .positions = arena.alloc(DType::i64, {kTokens}),
+                .rotary_dim = kRotary,
+                .layout = layout,
+                .scaling = {.kind = RopeScalingKind::linear,
+                            .factor = c.linear_factor,
+                            .attention_factor = c.attention_factor}};
+  call.q_out = in_place ? call.q : arena.alloc(dtype, {kTokens, kHeads, kHeadDim});
+  for (int64_t t = 0; t < kTokens; ++t) {
+    static_cast<int64_t*>(call.positions.data)[t] = c.position;
+    for (int64_t h = 0; h < kHeads; ++h) {
+      for (int64_t i = 0; i < kRotary / 2; ++i) {
+        const int64_t first = layout == RopeLayout::half_split ? i : 2 * i;
+        const int64_t second = layout == RopeLayout::half_split ? i + kRotary / 2 : 2 * i + 1;
+        store(call.q, call.q.offset(t, h, first), c.a);
+        store(call.q, call.q.offset(t, h, second), c.b);
+      }
+      for (int64_t j = kRotary; j < kHeadDim; ++j) store(call.q, call.q.offset(t, h, j), 7.0);
+    }
+  }
+  return call;
+}
+
+std::vector<uint16_t> half_bits(const Tensor& t) {
+  std::vector<uint16_t> bits(static_cast<size_t>(t.numel()));
+  std::memcpy(bits.data(), t.data, bits.size() * sizeof(uint16_t));
+  return bits;
+}
+
+TEST(OptimizedRope, RecomputedHalfPrecisionOutputsAreRoundedOnceAsTheReferenceDoes) {
+  const std::vector<RoundOnceCase> cases = {
+      // f·cos 0 = f = 2¹²⁷·(1 + 2⁻⁸ + 2⁻³⁰): bf16 0x1.02p127, via f32 the midpoint 0x1.01p127
+      // → 0x1p127.
+      {"bf16, f = 2^127 (1 + 2^-8 + 2^-30)", DType::bf16, 0x1.01000004p127, 1, 0, 1, -1},
+      // f = 2¹²⁸ − 2¹¹⁹ − 2¹⁰⁰: bf16's largest finite 0x1.FEp127, via f32 the midpoint 2¹²⁸ − 2¹¹⁹
+      // → ∞.
+      {"bf16, f just below the midpoint between bf16's largest and infinity", DType::bf16,
+       0x1.FEFFFFEp127, 1, 0, 1, -1},
+      // f < 2⁻¹²⁶: every output recomputed; 2¹⁰·f = 2⁻¹²⁰·(1 + 2⁻⁸ + 2⁻³⁰).
+      {"bf16, f = 2^-130 (1 + 2^-8 + 2^-30), every output recomputed", DType::bf16,
+       0x1.01000004p-130, 1, 0, 0x1p10, -0x1p10},
+      // ω₀ = 2⁻¹⁴⁰ at position 1: f·cos θ₀ overflows f32 (0·∞ = NaN for a = 0), while
+      // f·sin θ₀ = 1 + 2⁻⁸ + 2⁻⁴⁰ is an ordinary value: a' = −(1 + 2⁻⁸ + 2⁻⁴⁰).
+      {"bf16, f·sin θ moderate beside f·cos θ overflowing", DType::bf16, 0x1.0100000001p140,
+       0x1p140, 1, 0, 1},
+      // The same in f16, whose products never overflow f32 by themselves: −(1 + 2⁻¹¹ + 2⁻⁴⁰)
+      // rounds to −(1 + 2⁻¹⁰) once, to −1 through f32.
+      {"f16, f·sin θ moderate beside f·cos θ overflowing", DType::f16, 0x1.0020000001p140, 0x1p140,
+       1, 0, 1},
+  };
+  for (const RoundOnceCase& c : cases) {
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      Arena ref_arena, twice_arena;
+      const RopeCall expected = round_once_call(ref_arena, c, c.dtype, layout, false);
+      reference_impl<RopeCall>().run(expected);
+      const std::vector<uint16_t> want = half_bits(expected.q_out);
+      // The case must witness a double rounding: the reference's f32 outputs, rounded again to
+      // the dtype, differ from its own.
+      const RopeCall f32 = round_once_call(twice_arena, c, DType::f32, layout, false);
+      reference_impl<RopeCall>().run(f32);
+      int64_t differ = 0;
+      for (int64_t e = 0; e < f32.q_out.numel(); ++e) {
+        uint16_t twice;
+        store(view(&twice, c.dtype, {1}), 0, load(f32.q_out, e));
+        differ += twice != want[static_cast<size_t>(e)];
+      }
+      EXPECT_GT(differ, 0) << c.label << ": not a double-rounding case";
+      for (const auto& impl : rope()) {
+        for (bool in_place : {false, true}) {
+          Arena arena;
+          const RopeCall got = round_once_call(arena, c, c.dtype, layout, in_place);
+          impl.run(got);
+          const std::vector<uint16_t> bits = half_bits(got.q_out);
+          int64_t wrong = 0, first = -1;
+          for (size_t e = 0; e < bits.size(); ++e) {
+            if (bits[e] != want[e] && wrong++ == 0) first = static_cast<int64_t>(e);
+          }
+          EXPECT_EQ(wrong, 0) << impl.name << ", " << c.label << ", " << layout_name(layout)
+                              << (in_place ? ", in place" : "") << ": first at " << first
+                              << std::hex << ", got 0x" << (first < 0 ? 0 : bits[first])
+                              << ", want 0x" << (first < 0 ? 0 : want[first]);
+        }
+      }
+    }
+  }
+}
+
 TEST(OptimizedRope, BitwiseIdenticalForEveryThreadCount) {
   for (bool cached : {false, true}) {
     Shape s{.tokens = 2048,
@@ -528,6 +632,43 @@ TEST(OptimizedRope, HalfPrecisionEdgesOnEveryTarget) {
         expect_every_target_matches(rope(), problem);
       }
   }
+}
+
+// Head sizes whose coefficient vectors fit in registers on some target (1, 2, 4 or 8 vectors per
+// array: RowsInRegisters) and some that do not, in every dtype and layout, unguarded (f = 1) and
+// guarded (f ≠ 1), computed and cached, on every target.
+TEST(OptimizedRope, EveryHeadSizeMatchesTheReferenceOnEveryTarget) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16})
+    for (int64_t d : {8, 16, 32, 48, 64, 128, 256})
+      for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved})
+        for (double factor : {1.0, 1.25})
+          for (bool cached : {false, true}) {
+            const harness::Problem<RopeCall> problem{
+                std::string(dtype_name(dtype)) + " d=" + std::to_string(d) + " " +
+                    layout_name(layout) + " f=" + std::to_string(factor) +
+                    (cached ? " cached" : ""),
+                [=](Arena& arena) {
+                  const int64_t tokens = 5, heads = 3;
+                  harness::Values values(11);
+                  RopeCall call{.rotary_dim = d, .layout = layout};
+                  call.q = arena.alloc(dtype, {tokens, heads, d});
+                  values.fill(call.q, -2, 2);
+                  call.q_out = arena.alloc(dtype, {tokens, heads, d});
+                  call.positions = arena.alloc(DType::i64, {tokens});
+                  values.fill_index(call.positions, 0, 500);
+                  call.scaling.attention_factor = factor;
+                  if (cached) {
+                    call.cos = arena.alloc(DType::f32, {501, d / 2});
+                    call.sin = arena.alloc(DType::f32, {501, d / 2});
+                    reference_impl<RopeCacheCall>().run({.rotary_dim = d,
+                                                         .scaling = call.scaling,
+                                                         .cos = *call.cos,
+                                                         .sin = *call.sin});
+                  }
+                  return call;
+                }};
+            expect_every_target_matches(rope(), problem);
+          }
 }
 
 TEST(OptimizedRope, RejectsAPositionPastTheCacheBeforeWriting) {
