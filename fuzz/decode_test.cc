@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 namespace posenc::harness {
@@ -82,6 +84,26 @@ TYPED_TEST(Decode, ReachesAcceptedAndRejectedCalls) {
   EXPECT_LT(ok, n - n / 20) << "accepted " << ok << " of " << n;
 }
 
+// The dtype dimension is live: random inputs reach f32, bf16 and f16 calls, and accepted ones in
+// bf16 and f16 (rope_cache has no f16 table: rejected). Only inputs with bytes the builder leaves
+// unread choose a dtype (inputs of up to 96 bytes: several in ten), so the floors are low.
+TYPED_TEST(Decode, ReachesEveryDtype) {
+  if (std::is_same_v<TypeParam, RopeFrequenciesCall>) GTEST_SKIP() << "f64 outputs only";
+  std::mt19937_64 rng(3);
+  std::map<DType, int> decoded, ok;
+  for (int i = 0; i < 1000; ++i) {
+    const Decoded<TypeParam> d = decode<TypeParam>(random_bytes(rng));
+    Arena arena;
+    ++decoded[d.dtype];
+    ok[d.dtype] += accepted(d.problem.build(arena));
+  }
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    EXPECT_GT(decoded[dtype], 30) << dtype_name(dtype);
+    if (!std::is_same_v<TypeParam, RopeCacheCall> || dtype != DType::f16)
+      EXPECT_GT(ok[dtype], 5) << dtype_name(dtype);
+  }
+}
+
 TEST(Decode, FirstByteChoosesTheImplementations) {
   const uint8_t all[] = {0xBF, 1, 2}, third[] = {0xC2, 1, 2};
   EXPECT_FALSE(decode<AbsoluteCall>(all).only.has_value());
@@ -104,6 +126,29 @@ TEST(Decode, CorpusReplaysClean) {
       ++inputs;
     }
     EXPECT_GT(inputs, 0) << "no corpus in " << dir;
+  });
+}
+
+// The dtype is decoded last, from bytes no other choice reads: the crash regressions, written when
+// every call was f32, still decode to f32 calls; and every family with float activations has bf16
+// and f16 seeds.
+TEST(Decode, CorpusKeepsRegressionsF32AndSeedsEveryDtype) {
+  for_each_family([](auto tag) {
+    using Call = typename decltype(tag)::type;
+    const std::filesystem::path dir =
+        std::filesystem::path(POSENC_CORPUS_DIR) / family_name(Call::kFamily);
+    std::map<DType, int> seeds;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      std::ifstream file(entry.path(), std::ios::binary);
+      const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), {}};
+      const DType dtype = decode<Call>(bytes).dtype;
+      ++seeds[dtype];
+      if (entry.path().filename().string().starts_with("regression-"))
+        EXPECT_EQ(dtype, DType::f32) << entry.path();
+    }
+    if (Call::kFamily == Family::rope_frequencies) return;  // f64 outputs only
+    EXPECT_GT(seeds[DType::bf16], 0) << "no bf16 seed in " << dir;
+    EXPECT_GT(seeds[DType::f16], 0) << "no f16 seed in " << dir;
   });
 }
 

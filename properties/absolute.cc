@@ -30,12 +30,15 @@ struct AbsoluteSpec {
   Positions positions;
   Fill x, table;
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;        // x and out
+  DType table_dtype = DType::f32;  // any of the three (absolute.h)
 };
 
 std::string describe(const AbsoluteSpec& s) {
-  std::string str = fmt::format("tokens={} rows={} dim={}{} positions={} x=({}) table=({})",
-                                s.tokens, s.rows, s.dim, s.in_place ? " in place" : "",
-                                s.positions.describe(), s.x.describe(), s.table.describe());
+  std::string str = fmt::format(
+      "{} (table {}) tokens={} rows={} dim={}{} positions={} x=({}) table=({})",
+      dtype_name(s.dtype), dtype_name(s.table_dtype), s.tokens, s.rows, s.dim,
+      s.in_place ? " in place" : "", s.positions.describe(), s.x.describe(), s.table.describe());
   if (any_strided(s.layouts))
     str += fmt::format(" layouts x:{} table:{} positions:{} out:{}", layout_name(s.layouts[0]),
                        layout_name(s.layouts[1]), layout_name(s.layouts[2]),
@@ -47,10 +50,10 @@ void showValue(const AbsoluteSpec& s, std::ostream& os) { os << describe(s); }
 
 AbsoluteCall build(const AbsoluteSpec& s, Arena& arena) {
   AbsoluteCall call;
-  call.x = arena.alloc(DType::f32, {s.tokens, s.dim}, s.layouts[0]);
-  call.table = arena.alloc(DType::f32, {s.rows, s.dim}, s.layouts[1]);
+  call.x = arena.alloc(s.dtype, {s.tokens, s.dim}, s.layouts[0]);
+  call.table = arena.alloc(s.table_dtype, {s.rows, s.dim}, s.layouts[1]);
   call.positions = arena.alloc(s.positions.dtype, {s.tokens}, s.layouts[2]);
-  call.out = s.in_place ? call.x : arena.alloc(DType::f32, {s.tokens, s.dim}, s.layouts[3]);
+  call.out = s.in_place ? call.x : arena.alloc(s.dtype, {s.tokens, s.dim}, s.layouts[3]);
   s.x.apply(call.x);
   s.table.apply(call.table);
   s.positions.store(call.positions);
@@ -68,11 +71,17 @@ rc::Gen<AbsoluteSpec> any_spec(bool specials, int64_t min_tokens, int64_t max_to
     s.x = specials ? *gen::fill() : *gen::finite_fill();
     s.table = specials ? *gen::fill() : *gen::finite_fill();
     s.layouts = *gen::layouts();
+    // The table mostly in the activations' dtype, else in any (an f32 table under bf16 x, …).
+    s.dtype = *gen::float_dtype();
+    s.table_dtype =
+        *rc::gen::weightedOneOf<DType>({{2, rc::gen::just(s.dtype)}, {1, gen::float_dtype()}});
     return s;
   });
 }
 
 void classify(const AbsoluteSpec& s) {
+  classify_dtype(s.dtype);
+  RC_CLASSIFY(s.table_dtype != s.dtype, "mixed dtypes");
   RC_CLASSIFY(s.tokens == 0, "empty");
   RC_CLASSIFY(s.dim % 16 != 0, "tail");
   RC_CLASSIFY(s.tokens > 0 && s.positions.max() == s.rows - 1, "last row");
@@ -159,12 +168,13 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
       }),
       .build = [](const AbsoluteSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = {{"tail", 0.3},
-                  {"last row", 0.1},
-                  {"specials", 0.05},
-                  {"strided", 0.2},
-                  {"empty", 0.005},
-                  {"in place", 0.1}},
+      .minimum = dtype_shares({{"tail", 0.3},
+                               {"last row", 0.1},
+                               {"specials", 0.05},
+                               {"strided", 0.2},
+                               {"empty", 0.005},
+                               {"in place", 0.1},
+                               {"mixed dtypes", 0.1}}),
   };
   ViewOf<Call> x = [](Call& c) { return &c.x; };
   ViewOf<Call> table = [](Call& c) { return &c.table; };
@@ -212,10 +222,10 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
            impl.run(call);
            // Batch 0's rows, repeated, are what every batch must hold bit for bit.
            const int64_t n = s.sequence.tokens;
-           const Tensor first = view(call.out.data, DType::f32, {n, s.sequence.dim},
+           const Tensor first = view(call.out.data, call.out.dtype, {n, s.sequence.dim},
                                      {call.out.strides[0], call.out.strides[1]});
            const Tensor expected =
-               expected_arena.alloc(DType::f32, {n * s.batches, s.sequence.dim});
+               expected_arena.alloc(call.out.dtype, {n * s.batches, s.sequence.dim});
            repeat_rows(first, expected, s.batches);
            return Verdict::of(harness::compare("out[batch·tokens + t, c]", expected, call.out, 0,
                                                [](const int64_t*) { return 1.0; }));
@@ -237,14 +247,17 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
            return t;
          });
          RC_CLASSIFY(s.same_rows, "equal rows");
+         classify_dtype(s.base.dtype);
          Arena probe;
          const Call shape = build(s, probe);
          c.each(shape, [&](const Impl<Call>& impl) {
            Arena arena;
            const Call call = build(s, arena);
            impl.run(call);
-           // Exact sums x + t₁ and x + t₂ further apart than 2·bound + 1 ulps cannot round to
-           // the same value; equal rows must give equal bits.
+           // Exact sums x + t₁ and x + t₂ further apart than 2·bound + 1 ulps of out's dtype (at
+           // the larger sum) cannot round to the same value; equal rows must give equal bits.
+           const DType dtype = call.out.dtype;
+           const double units = metamorphic_bound(dtype_bound(dtype, impl.bound));
            bool must_differ = false, differ = false;
            int64_t column = 0;
            for (int64_t k = 0; k < s.base.dim; ++k) {
@@ -253,8 +266,8 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
              const double t2 = load(call.table, call.table.offset(s.p2, k));
              const double o1 = load(call.out, call.out.offset(0, k));
              const double o2 = load(call.out, call.out.offset(1, k));
-             const double apart = metamorphic_bound(impl.bound) *
-                                  ulp_f32(std::fmax(std::fabs(x + t1), std::fabs(x + t2)));
+             const double apart =
+                 units * ulp_of(dtype, std::fmax(std::fabs(x + t1), std::fabs(x + t2)));
              must_differ = must_differ || std::fabs(t1 - t2) > apart;
              if (o1 != o2 && !differ) column = k;
              differ = differ || o1 != o2;
@@ -270,10 +283,7 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
            return Verdict::pass();
          });
        },
-       0,
-       false,
-       false,
-       {{"equal rows", 0.3}}});
+       0, false, false, dtype_shares({{"equal rows", 0.3}})});
   return props;
 }
 

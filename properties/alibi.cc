@@ -74,12 +74,13 @@ struct AlibiSpec {
   bool causal = false, slopes = false;
   Positions q, k;
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;  // bias (slopes are f32)
 };
 
 void showValue(const AlibiSpec& s, std::ostream& os) {
-  os << fmt::format("heads={} max_bias={} {}{} q_positions={} k_positions={}", s.heads, s.max_bias,
-                    s.causal ? "causal" : "symmetric", s.slopes ? " slopes" : "", s.q.describe(),
-                    s.k.describe());
+  os << fmt::format("{} heads={} max_bias={} {}{} q_positions={} k_positions={}",
+                    dtype_name(s.dtype), s.heads, s.max_bias, s.causal ? "causal" : "symmetric",
+                    s.slopes ? " slopes" : "", s.q.describe(), s.k.describe());
   if (any_strided(s.layouts))
     os << fmt::format(" layouts {} {} {} {}", layout_name(s.layouts[0]), layout_name(s.layouts[1]),
                       layout_name(s.layouts[2]), layout_name(s.layouts[3]));
@@ -93,7 +94,7 @@ AlibiCall build(const AlibiSpec& s, Arena& arena) {
   call.k_positions = arena.alloc(s.k.dtype, {tk}, s.layouts[1]);
   s.q.store(call.q_positions);
   s.k.store(call.k_positions);
-  call.bias = arena.alloc(DType::f32, {s.heads, tq, tk}, s.layouts[2]);
+  call.bias = arena.alloc(s.dtype, {s.heads, tq, tk}, s.layouts[2]);
   if (s.slopes) call.slopes = arena.alloc(DType::f32, {s.heads}, s.layouts[3]);
   return call;
 }
@@ -112,11 +113,13 @@ rc::Gen<AlibiSpec> alibi_spec(int64_t max_tq, int64_t max_tk) {
     const int64_t tq = *gen::count(max_tq), tk = *gen::count(max_tk);
     std::tie(s.q, s.k) = *gen::query_key_positions(tq, tk);
     s.layouts = *gen::layouts();
+    s.dtype = *gen::float_dtype();
     return s;
   });
 }
 
 void classify(const AlibiSpec& s) {
+  classify_dtype(s.dtype);
   RC_CLASSIFY(s.q.values.empty() || s.k.values.empty(), "empty");
   RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(s.heads)), "heads not a power of two");
   RC_CLASSIFY(s.heads > 16, "many heads");
@@ -147,13 +150,13 @@ std::vector<Property<AlibiCall>> alibi_properties() {
       }),
       .build = [](const AlibiSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = {{"heads not a power of two", 0.3},
-                  {"many heads", 0.1},
-                  {"causal", 0.3},
-                  {"long positions", 0.2},
-                  {"tail", 0.3},
-                  {"strided", 0.2},
-                  {"empty", 0.005}},
+      .minimum = dtype_shares({{"heads not a power of two", 0.3},
+                               {"many heads", 0.1},
+                               {"causal", 0.3},
+                               {"long positions", 0.2},
+                               {"tail", 0.3},
+                               {"strided", 0.2},
+                               {"empty", 0.005}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q_positions; };
   ViewOf<Call> k = [](Call& c) { return &c.k_positions; };
@@ -197,6 +200,7 @@ std::vector<Property<AlibiCall>> alibi_properties() {
          s.k = {{0}, DType::i64, "one"};  // distance 1: bias[h, 0, 0] = −slope_h
          RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(s.heads)),
                      "heads not a power of two");
+         classify_dtype(s.dtype);
          const int64_t block = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(s.heads)));
          const double ratio = std::exp2(-s.max_bias / static_cast<double>(block));
          c.each([&](const Impl<Call>& impl) {
@@ -206,17 +210,20 @@ std::vector<Property<AlibiCall>> alibi_properties() {
            std::vector<double> slope(s.heads);
            for (int64_t h = 0; h < s.heads; ++h)
              slope[h] = -load(call.bias, call.bias.offset(h, 0, 0));
-           // Each slope is B = bound + ½ ulps from exact: s_{h+1} − r·s_h is off by at most
-           // B·ulp(s_{h+1}) + r·B·ulp(s_h) ≤ 2B·ulp(s_h) (r < 1); a block's first against its
-           // exact start by B·ulp.
-           const double b = exact_bound(impl.bound);
+           // Each slope is B = bound + ½ ulps from exact, ulps of the bias's dtype (1 + ½ in
+           // bf16 and f16, dtype_bound): s_{h+1} − r·s_h is off by at most B·ulp(s_{h+1}) +
+           // r·B·ulp(s_h) ≤ 2B·ulp(s_h) (r < 1, ulp non-decreasing in magnitude); a block's first
+           // against its exact start by B·ulp. (Slopes stay ≥ 2^−max_bias ≥ 2⁻¹⁶: no underflow
+           // to 0, even in f16.)
+           const DType dtype = s.dtype;
+           const double b = exact_bound(dtype_bound(dtype, impl.bound));
            Comparison worst;
            for (int64_t h = 0; h < s.heads; ++h) {
              const bool starts = h == 0 || h == block;
              const double expected =
                  starts ? (h == 0 ? ratio : std::sqrt(ratio)) : ratio * slope[h - 1];
              merge_scalar(worst, expected, slope[h], starts ? b : 2 * b,
-                          ulp_f32(slope[h - (starts ? 0 : 1)]), [&] {
+                          ulp_of(dtype, slope[h - (starts ? 0 : 1)]), [&] {
                             return fmt::format("slope[{}] of {} heads ({})", h, s.heads,
                                                starts ? "block start" : "ratio to the previous");
                           });
@@ -224,14 +231,10 @@ std::vector<Property<AlibiCall>> alibi_properties() {
            return Verdict::of(worst);
          });
        },
-       0,
-       false,
-       false,
-       {{"heads not a power of two", 0.3}}});
+       0, false, false, dtype_shares({{"heads not a power of two", 0.3}})});
 
   props.push_back(
-      {"alibi.distance_only",
-       "the bias depends only on |q_pos − k_pos| (and the head)",
+      {"alibi.distance_only", "the bias depends only on |q_pos − k_pos| (and the head)",
        [](Case<Call>& c) {
          AlibiSpec s = *alibi_spec(12, 24);
          classify(s);
@@ -260,10 +263,7 @@ std::vector<Property<AlibiCall>> alibi_properties() {
            return Verdict::pass();
          });
        },
-       0,
-       false,
-       false,
-       {{"causal", 0.3}, {"long positions", 0.2}}});
+       0, false, false, dtype_shares({{"causal", 0.3}, {"long positions", 0.2}})});
 
   props.push_back({"alibi.zero_diagonal", "where q_pos = k_pos the bias is +0, causal or not",
                    [](Case<Call>& c) {
@@ -297,12 +297,14 @@ std::vector<Property<AlibiCall>> alibi_properties() {
          AlibiSpec s = *alibi_spec(8, 24);
          s.causal = true;
          RC_CLASSIFY(s.q.long_range() || s.k.long_range(), "long positions");
+         classify_dtype(s.dtype);
          c.each([&](const Impl<Call>& impl) {
            Arena arena;
            const Call call = build(s, arena);
            impl.run(call);
            Comparison worst;
            const int64_t tk = static_cast<int64_t>(s.k.values.size());
+           const double units = exact_bound(dtype_bound(s.dtype, impl.bound));
            std::vector<double> got(tk), press(tk);
            for (int64_t h = 0; h < s.heads; ++h) {
              const double slope = stated_slope(h, s.heads, s.max_bias);
@@ -311,14 +313,17 @@ std::vector<Property<AlibiCall>> alibi_properties() {
                double top_got = -INFINITY, top_press = -INFINITY, max_error = 0;
                for (int64_t j = 0; j < tk; ++j) {
                  got[j] = load(call.bias, call.bias.offset(h, i, j));
-                 const bool visible = s.k.values[j] <= s.q.values[i];
+                 // The element's exact value, −slope·(q_pos − k_pos). Past the bias dtype's range
+                 // (f16 beyond 65504) it is stored as −∞, a weight of 0: Press's form as the
+                 // dtype holds it is −∞ there too.
+                 const double exact = -slope * static_cast<double>(s.q.values[i] - s.k.values[j]);
+                 const bool visible =
+                     s.k.values[j] <= s.q.values[i] && rounded_to(s.dtype, exact) != -INFINITY;
                  press[j] = visible ? slope * static_cast<double>(s.k.values[j]) : -INFINITY;
                  top_got = std::fmax(top_got, got[j]);
                  top_press = std::fmax(top_press, press[j]);
-                 // The element's unit from its exact value, −slope·(q_pos − k_pos).
-                 const double exact = -slope * static_cast<double>(s.q.values[i] - s.k.values[j]);
-                 if (visible)
-                   max_error = std::fmax(max_error, exact_bound(impl.bound) * ulp_f32(exact));
+                 // Its error, B = bound + ½ units of the bias dtype at the exact value.
+                 if (visible) max_error = std::fmax(max_error, units * ulp_of(s.dtype, exact));
                }
                if (top_press == -INFINITY) continue;  // no visible key
                double sum_got = 0, sum_press = 0;
@@ -327,11 +332,15 @@ std::vector<Property<AlibiCall>> alibi_properties() {
                  sum_press += std::exp(press[j] - top_press);
                }
                // Entries off by ≤ E each move p_j = e^{b_j}/Σ to within a factor e^{±2E}:
-               // |Δp_j| ≤ p_j·(e^{2E} − 1), plus fp64 noise. Reported as a fraction of that.
+               // |Δp_j| ≤ p_j·(e^{2E} − 1), and never more than 1, plus fp64 noise. Reported as a
+               // fraction of that. (bf16 entries at long distances are off by thousands: E is
+               // then so large that the bound says nothing, but it stays a bound.)
+               const double growth = std::expm1(2 * max_error);
                for (int64_t j = 0; j < tk; ++j) {
                  const double pg = std::exp(got[j] - top_got) / sum_got;
                  const double pp = std::exp(press[j] - top_press) / sum_press;
-                 const double allowed = pp * std::expm1(2 * max_error) + 0x1p-50;
+                 const double allowed =
+                     (std::isinf(growth) ? 1.0 : std::fmin(1.0, pp * growth)) + 0x1p-50;
                  merge_scalar(worst, pp, pg, 1, allowed,
                               [&] { return fmt::format("softmax(bias[{}, {}, :])[{}]", h, i, j); });
                }
@@ -340,10 +349,7 @@ std::vector<Property<AlibiCall>> alibi_properties() {
            return Verdict::of(worst);
          });
        },
-       variant::alibi_causal,
-       false,
-       false,
-       {{"long positions", 0.2}}});
+       variant::alibi_causal, false, false, dtype_shares({{"long positions", 0.2}})});
   return props;
 }
 

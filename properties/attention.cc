@@ -14,8 +14,11 @@ namespace posenc::harness {
 
 std::vector<Tensor> outputs(const AttentionCall& call) { return {call.out}; }
 
-Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound) {
-  // Unit: ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and kernel.h.
+namespace {
+
+// `units` of ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and
+// kernel.h: a bound already in the output dtype's units.
+Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& got, double units) {
   const Tensor &q = expected.q, &k = expected.k, &v = expected.v;
   const int64_t hkv = k.shape[1], group = q.shape[1] / hkv, dv = v.shape[2];
   std::vector<double> vmax(hkv * dv, 0.0), kmax(hkv, 0.0);
@@ -29,14 +32,20 @@ Comparison compare(const AttentionCall& expected, const AttentionCall& got, doub
     }
   const double scale = std::fabs(expected.resolved_scale());
   const DType dtype = got.out.dtype;
-  return harness::compare(
-      "out", expected.out, got.out, dtype_bound(dtype, bound), [&](const int64_t* ix) {
-        const int64_t i = ix[0], h = ix[1], c = ix[2];
-        double qnorm = 0;
-        for (int64_t e = 0; e < q.shape[2]; ++e) qnorm += std::pow(load(q, q.offset(i, h, e)), 2);
-        const double spread = kmax[h / group] == 0 ? 0 : scale * std::sqrt(qnorm) * kmax[h / group];
-        return ulp_of(dtype, vmax[(h / group) * dv + c]) * (1 + spread);
-      });
+  return harness::compare("out", expected.out, got.out, units, [&](const int64_t* ix) {
+    const int64_t i = ix[0], h = ix[1], c = ix[2];
+    double qnorm = 0;
+    for (int64_t e = 0; e < q.shape[2]; ++e) qnorm += std::pow(load(q, q.offset(i, h, e)), 2);
+    const double spread = kmax[h / group] == 0 ? 0 : scale * std::sqrt(qnorm) * kmax[h / group];
+    return ulp_of(dtype, vmax[(h / group) * dv + c]) * (1 + spread);
+  });
+}
+
+}  // namespace
+
+Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound) {
+  // An implementation's bound, stated in f32 units, as it applies to out's dtype (kernel.h).
+  return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound));
 }
 
 std::vector<Tensor*> views(AttentionCall& call) {
@@ -61,6 +70,8 @@ struct AttentionSpec {
   Positions q_pos, k_pos;
   Fill q, k, v, bias_values;
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;  // q, k, v and out
+  bool f32_bias = false;     // the bias in f32 under bf16 or f16 activations (attention.h)
 
   bool specials() const {
     return q.has_specials() || k.has_specials() || v.has_specials() ||
@@ -69,8 +80,10 @@ struct AttentionSpec {
 };
 
 std::string describe(const AttentionSpec& s) {
-  std::string str = fmt::format("tq={} tk={} hq={} hkv={} d={} dv={} mask={}", s.tq, s.tk, s.hq,
-                                s.hkv, s.d, s.dv, s.mask == Mask::causal ? "causal" : "none");
+  std::string str =
+      fmt::format("{} tq={} tk={} hq={} hkv={} d={} dv={} mask={}", dtype_name(s.dtype), s.tq, s.tk,
+                  s.hq, s.hkv, s.d, s.dv, s.mask == Mask::causal ? "causal" : "none");
+  if (s.f32_bias) str += " f32 bias";
   if (!std::isnan(s.scale)) str += fmt::format(" scale={}", s.scale);
   if (s.with_positions)
     str += " q_positions=" + s.q_pos.describe() + " k_positions=" + s.k_pos.describe();
@@ -97,17 +110,17 @@ void alibi_bias(const Tensor& bias) {
 
 AttentionCall build(const AttentionSpec& s, Arena& arena) {
   AttentionCall call;
-  call.q = arena.alloc(DType::f32, {s.tq, s.hq, s.d}, s.layouts[0]);
-  call.k = arena.alloc(DType::f32, {s.tk, s.hkv, s.d}, s.layouts[1]);
-  call.v = arena.alloc(DType::f32, {s.tk, s.hkv, s.dv}, s.layouts[2]);
-  call.out = arena.alloc(DType::f32, {s.tq, s.hq, s.dv}, s.layouts[3]);
+  call.q = arena.alloc(s.dtype, {s.tq, s.hq, s.d}, s.layouts[0]);
+  call.k = arena.alloc(s.dtype, {s.tk, s.hkv, s.d}, s.layouts[1]);
+  call.v = arena.alloc(s.dtype, {s.tk, s.hkv, s.dv}, s.layouts[2]);
+  call.out = arena.alloc(s.dtype, {s.tq, s.hq, s.dv}, s.layouts[3]);
   s.q.apply(call.q);
   s.k.apply(call.k);
   s.v.apply(call.v);
   call.mask = s.mask;
   call.scale = s.scale;
   if (s.bias != AttentionSpec::Bias::none) {
-    call.bias = arena.alloc(DType::f32, {s.hq, s.tq, s.tk}, s.layouts[4]);
+    call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layouts[4]);
     if (s.bias == AttentionSpec::Bias::alibi)
       alibi_bias(*call.bias);
     else
@@ -153,11 +166,16 @@ rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, i
     s.v = *values;
     if (s.bias == AttentionSpec::Bias::values) s.bias_values = *values;
     s.layouts = *gen::layouts();
+    s.dtype = *gen::float_dtype();
+    s.f32_bias =
+        s.bias != AttentionSpec::Bias::none && s.dtype != DType::f32 && *rc::gen::arbitrary<bool>();
     return s;
   });
 }
 
 void classify(const AttentionSpec& s) {
+  classify_dtype(s.dtype);
+  RC_CLASSIFY(s.f32_bias, "f32 bias");
   RC_CLASSIFY(s.tq == 0 || s.tk == 0, "empty");
   RC_CLASSIFY(s.hq != s.hkv, "GQA");
   RC_CLASSIFY(s.d % 16 != 0, "tail");
@@ -185,7 +203,12 @@ void showValue(const ReorderSpec& s, std::ostream& os) {
 // n tokens (at least min_n), mask and bias as given, finite moderate values; `swap` reorders by one
 // transposition of distinct slots (below n − 1 when `keep_last`), otherwise any permutation.
 // `generic` keeps the softmax far from one-hot (head dim ≤ 8, values in (−1, 1), scale 1/√d), so
-// that every token visibly weighs in: a saturated softmax hides order as well as content.
+// that every token visibly weighs in: a saturated softmax hides order as well as content. Generic
+// cases are f32: they serve the must-differ properties, whose margin is the kernel's noise, 2·bound
+// + 1 units. In f32 that is 65 ulp_f32(vmax)·(1 + spread), far below what one swap changes; in
+// bf16 it is 3 ulp_bf16(vmax)·(1 + spread), up to 2.3%·(1 + spread) of vmax, which a swap of two
+// alike tokens need not exceed: a correct kernel could fail. The mask and bias logic they test
+// does not depend on the dtype; the dtype's own arithmetic is the differential's.
 rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias bias, bool swap,
                                   bool keep_last, bool generic) {
   return rc::gen::exec([=] {
@@ -197,6 +220,8 @@ rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias 
     s.bias = bias;
     s.with_positions = false;
     if (generic) {
+      s.dtype = DType::f32;
+      s.f32_bias = false;
       s.scale = std::nan("");
       s.q = *gen::finite_fill(0);
       s.k = *gen::finite_fill(0);
@@ -239,12 +264,13 @@ Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec&
   shuffled.q = reorder_rows(original.q, r.order, arena);
   shuffled.k = reorder_rows(original.k, r.order, arena);
   shuffled.v = reorder_rows(original.v, r.order, arena);
-  shuffled.out = arena.alloc(DType::f32, {r.attention.tq, r.attention.hq, r.attention.dv});
+  shuffled.out = arena.alloc(original.out.dtype, {r.attention.tq, r.attention.hq, r.attention.dv});
   impl.run(shuffled);  // the bias, if any, stays with the slots
   AttentionCall expected = shuffled;
   expected.out = reorder_rows(original.out, r.order, arena);
-  const double bound = metamorphic_bound(impl.bound);
-  if (!last_row_only) return compare(expected, shuffled, bound);
+  // Two runs, each within the bound of the reference (in out's dtype units, dtype_bound).
+  const double bound = metamorphic_bound(dtype_bound(original.out.dtype, impl.bound));
+  if (!last_row_only) return compare_in_units(expected, shuffled, bound);
   const int64_t n = r.attention.tq;
   auto last = [n](Tensor t) {
     t.data = static_cast<char*>(t.data) + (n - 1) * t.strides[0] * dtype_size(t.dtype);
@@ -255,7 +281,7 @@ Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec&
   e.q = g.q = last(shuffled.q);
   e.out = last(original.out);
   g.out = last(shuffled.out);
-  return compare(e, g, bound);
+  return compare_in_units(e, g, bound);
 }
 
 // softmax(scale·QKᵀ + bias + mask)·V in double with Eigen, head by head: an oracle written apart
@@ -313,14 +339,15 @@ std::vector<Property<AttentionCall>> attention_properties() {
       }),
       .build = build,
       .classify = classify,
-      .minimum = {{"GQA", 0.15},
-                  {"tail", 0.3},
-                  {"causal", 0.3},
-                  {"bias", 0.15},
-                  {"positions", 0.1},
-                  {"specials", 0.05},
-                  {"strided", 0.2},
-                  {"empty", 0.01}},
+      .minimum = dtype_shares({{"GQA", 0.15},
+                               {"tail", 0.3},
+                               {"causal", 0.3},
+                               {"bias", 0.15},
+                               {"positions", 0.1},
+                               {"specials", 0.05},
+                               {"strided", 0.2},
+                               {"empty", 0.01},
+                               {"f32 bias", 0.03}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> k = [](Call& c) { return &c.k; };
@@ -382,14 +409,12 @@ std::vector<Property<AttentionCall>> attention_properties() {
        [](Case<Call>& c) {
          const ReorderSpec r = *reorder_spec(2, Mask::none, Bias::none, false, false, false);
          RC_CLASSIFY(r.attention.tq > 8, "more than 8 tokens");
+         classify_dtype(r.attention.dtype);
          c.each([&](const Impl<Call>& impl) {
            return Verdict::of(compare_reordered(impl, r, false), "Attn(PX) vs P·Attn(X)");
          });
        },
-       0,
-       false,
-       false,
-       {{"more than 8 tokens", 0.3}}});
+       0, false, false, dtype_shares({{"more than 8 tokens", 0.3}})});
 
   // "Must differ" properties: with distinct generic tokens the reordered output is far from the
   // equivariant prediction, so lying within the kernel's own noise (2·bound + 1) means position
@@ -437,30 +462,30 @@ std::vector<Property<AttentionCall>> attention_properties() {
        },
        variant::attention_causal | variant::attention_bias});
 
-  props.push_back({"attention.eigen_oracle",
-                   "agrees with an independent Eigen attention in fp64 within bound + ½ (+ 1/64)",
-                   [](Case<Call>& c) {
-                     const AttentionSpec s = *any_spec(false, 12, 20, 72);
-                     classify(s);
-                     Arena probe;
-                     const Call shape = build(s, probe);
-                     c.each(shape, [&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call got = build(s, arena);
-                       impl.run(got);
-                       Call expected = got;
-                       expected.out = eigen_attention(got, arena);
-                       // bound + ½ (the reference's rounding), and 1/64 for the two oracles'
-                       // fp64 evaluation orders (relative errors of a few 2⁻⁵³ against a unit of
-                       // at least 2⁻²⁴ of vmax).
-                       return Verdict::of(
-                           compare(expected, got, exact_bound(impl.bound) + 1.0 / 64), "vs Eigen");
-                     });
-                   },
-                   0,
-                   false,
-                   false,
-                   {{"GQA", 0.15}, {"causal", 0.3}, {"bias", 0.15}, {"positions", 0.1}}});
+  props.push_back(
+      {"attention.eigen_oracle",
+       "agrees with an independent Eigen attention in fp64 within bound + ½ (+ 1/64)",
+       [](Case<Call>& c) {
+         const AttentionSpec s = *any_spec(false, 12, 20, 72);
+         classify(s);
+         Arena probe;
+         const Call shape = build(s, probe);
+         c.each(shape, [&](const Impl<Call>& impl) {
+           Arena arena;
+           const Call got = build(s, arena);
+           impl.run(got);
+           Call expected = got;
+           expected.out = eigen_attention(got, arena);
+           // bound + ½ (the reference's rounding), both in out's dtype units
+           // (dtype_bound), and 1/64 for the two oracles' fp64 evaluation orders
+           // (relative errors of a few 2⁻⁵³ against a unit of at least 2⁻²⁴ of vmax,
+           // larger still in bf16 and f16).
+           const double units = exact_bound(dtype_bound(got.out.dtype, impl.bound)) + 1.0 / 64;
+           return Verdict::of(compare_in_units(expected, got, units), "vs Eigen");
+         });
+       },
+       0, false, false,
+       dtype_shares({{"GQA", 0.15}, {"causal", 0.3}, {"bias", 0.15}, {"positions", 0.1}})});
   return props;
 }
 

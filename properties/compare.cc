@@ -36,6 +36,13 @@ double ulp_f16(double x) {
   return std::ldexp(1.0, exponent - 11);
 }
 
+double rounded_to(DType dtype, double x) {
+  alignas(8) unsigned char element[8];
+  const Tensor t = view(element, dtype, {1});
+  store(t, 0, x);
+  return load(t, 0);
+}
+
 double ulp_of(DType dtype, double x) {
   switch (dtype) {
     case DType::f64:

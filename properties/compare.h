@@ -18,6 +18,8 @@ double ulp_f64(double x);
 // smallest normal 2⁻¹⁴, subnormal step 2⁻²⁴) of magnitude |x|.
 double ulp_bf16(double x);
 double ulp_f16(double x);
+// x rounded once to `dtype`, as store() rounds it (RNE, subnormals, overflow to ±∞).
+double rounded_to(DType dtype, double x);
 // One ulp of `dtype` (f32, f64, bf16 or f16) at magnitude |x|.
 double ulp_of(DType dtype, double x);
 // The bound an implementation states in f32 units, as it applies to an output of `dtype`: for bf16

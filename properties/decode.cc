@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
 #include <utility>
 
@@ -93,11 +94,31 @@ Tensor subview(const Tensor& parent, int64_t offset, std::array<int64_t, kMaxRan
   return t;
 }
 
+// The float dtypes of a call: `data` for its activations and outputs, `second` choosing the view a
+// family allows to differ (absolute's table, attention's bias, rope's cache; 0: as the family's
+// plain case). Decoded after every other choice (see decoded()).
+struct Dtypes {
+  DType data = DType::f32;
+  int second = 0;
+};
+
 // Reads the problem from the bytes. Every choice defaults to the plain, valid case once the
 // input runs out, so short inputs are ordinary problems.
 class Decoder {
  public:
-  explicit Decoder(std::span<const uint8_t> bytes) : in_(bytes.data(), bytes.size()) {}
+  Decoder(std::span<const uint8_t> bytes, Dtypes dtypes)
+      : in_(bytes.data(), bytes.size()), dtypes_(dtypes) {}
+
+  // The dtypes decoded last, known to the builder from the start.
+  DType data() const { return dtypes_.data; }
+  int second() const { return dtypes_.second; }
+  // Reads them, after the builder: f32 and 0 when the input has run out.
+  Dtypes dtypes() {
+    constexpr DType kData[] = {DType::f32, DType::bf16, DType::f16};
+    const DType data = kData[size(0, 2)];
+    return {data, static_cast<int>(size(0, 3))};
+  }
+  size_t remaining() { return in_.remaining_bytes(); }
 
   int64_t size(int64_t lo, int64_t hi) { return in_.ConsumeIntegralInRange<int64_t>(lo, hi); }
   bool coin() { return in_.ConsumeBool(); }
@@ -263,23 +284,37 @@ class Decoder {
   }
 
   FuzzedDataProvider in_;
+  Dtypes dtypes_;
 };
 
 // The allocation size for a dim decoded from a parameter that may be invalid: validation
 // rejects the parameter first, so the view only needs to exist.
 int64_t bounded(int64_t n, int64_t max) { return std::clamp<int64_t>(n, 0, max); }
 
-// Byte 0 picks the implementations; the builder reads the rest, afresh on every build.
+// Byte 0 picks the implementations; the builder reads the rest, afresh on every build. The dtypes
+// come last, from bytes no other choice reads: a dry run finds where the builder stops (its reads
+// never depend on a dtype), then they are read from there. An input written before the dtype
+// dimension existed, and exhausted by the builder, still decodes to its f32 call.
 template <class Call>
 Decoded<Call> decoded(std::span<const uint8_t> bytes,
                       std::function<Call(Decoder&, Arena&)> builder) {
   Decoded<Call> d;
   if (!bytes.empty() && bytes[0] >= kEveryImpl) d.only = bytes[0] - kEveryImpl;
   std::vector<uint8_t> rest(bytes.begin() + (bytes.empty() ? 0 : 1), bytes.end());
+  Decoder probe(rest, {});
+  Arena scratch;
+  builder(probe, scratch);
+  const size_t unread = probe.remaining();
+  const Dtypes dtypes = probe.dtypes();
+  d.dtype = dtypes.data;
   d.problem.label = fmt::format("fuzz input of {} bytes", bytes.size());
-  d.problem.build = [rest = std::move(rest), builder = std::move(builder)](Arena& arena) {
-    Decoder in(rest);
-    return builder(in, arena);
+  d.problem.build = [rest = std::move(rest), builder = std::move(builder), dtypes,
+                     unread](Arena& arena) {
+    Decoder in(rest, dtypes);
+    Call call = builder(in, arena);
+    if (in.remaining() != unread)
+      throw std::logic_error("the fuzz decoder's reads depend on the dtype: they must not");
+    return call;
   };
   return d;
 }
@@ -359,10 +394,11 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
     AttentionCall c;
     const int64_t tq = in.size(0, 12), tk = in.size(0, 12), hkv = in.size(1, 3);
     const int64_t hq = hkv * in.size(1, 3), d = in.size(1, 40), dv = in.size(1, 40);
-    c.q = arena.alloc(DType::f32, {tq, hq, d}, in.layout());
-    c.k = arena.alloc(DType::f32, {tk, hkv, d}, in.layout());
-    c.v = arena.alloc(DType::f32, {tk, hkv, dv}, in.layout());
-    c.out = arena.alloc(DType::f32, {tq, hq, dv}, in.layout());
+    const DType dtype = in.data();
+    c.q = arena.alloc(dtype, {tq, hq, d}, in.layout());
+    c.k = arena.alloc(dtype, {tk, hkv, d}, in.layout());
+    c.v = arena.alloc(dtype, {tk, hkv, dv}, in.layout());
+    c.out = arena.alloc(dtype, {tq, hq, dv}, in.layout());
     in.fill(c.q);
     in.fill(c.k);
     in.fill(c.v);
@@ -375,7 +411,8 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
       if (in.rare()) (in.coin() ? c.q_positions : c.k_positions).reset();
     }
     if (in.coin()) {
-      c.bias = arena.alloc(DType::f32, {hq, tq, tk}, in.layout());
+      // f32 or the activations' dtype (attention.h).
+      c.bias = arena.alloc(in.second() % 2 ? DType::f32 : dtype, {hq, tq, tk}, in.layout());
       in.fill(*c.bias);
     }
     c.scale = in.real(kNaN, -2, 2);
@@ -401,13 +438,16 @@ Decoded<AbsoluteCall> decode<AbsoluteCall>(std::span<const uint8_t> bytes) {
     AbsoluteCall c;
     const int64_t tokens = in.size(0, 16), dim = in.size(1, 70);
     const int64_t rows = in.rare() ? 0 : in.size(1, 20);
-    c.x = arena.alloc(DType::f32, {tokens, dim}, in.layout());
-    c.table = arena.alloc(DType::f32, {rows, dim}, in.layout());
+    // The table in the activations' dtype, or in any of the three (absolute.h).
+    constexpr DType kTable[] = {DType::f32, DType::bf16, DType::f16};
+    const DType dtype = in.data(), table = in.second() == 0 ? dtype : kTable[in.second() - 1];
+    c.x = arena.alloc(dtype, {tokens, dim}, in.layout());
+    c.table = arena.alloc(table, {rows, dim}, in.layout());
     c.positions = arena.alloc(in.index_dtype(), {tokens});
     in.fill(c.x);
     in.fill(c.table);
     in.fill_positions(c.positions, 0, rows - 1);
-    c.out = in.coin() ? c.x : arena.alloc(DType::f32, {tokens, dim}, in.layout());
+    c.out = in.coin() ? c.x : arena.alloc(dtype, {tokens, dim}, in.layout());
     c.threads = in.threads();
     in.corrupt(named_views(c));
     return c;
@@ -430,9 +470,9 @@ Decoded<SinusoidalCall> decode<SinusoidalCall>(std::span<const uint8_t> bytes) {
     const int64_t tokens = in.size(0, 16);
     const int64_t d = in.rare() ? in.size(0, 9) : 2 * in.size(1, 36);
     const bool add = in.coin(), in_place = add && in.coin();
-    c.out = arena.alloc(DType::f32, {tokens, d}, in.layout());
+    c.out = arena.alloc(in.data(), {tokens, d}, in.layout());
     if (add) {
-      c.x = in_place ? c.out : arena.alloc(DType::f32, {tokens, d}, in.layout());
+      c.x = in_place ? c.out : arena.alloc(in.data(), {tokens, d}, in.layout());
       in.fill(*c.x);
     }
     if (in.coin()) {
@@ -494,11 +534,12 @@ Decoded<RopeCacheCall> decode<RopeCacheCall>(std::span<const uint8_t> bytes) {
     c.base = in.real(10000, 1.0001, 1e7);
     c.scaling = in.scaling(c.rotary_dim);
     const int64_t rows = in.size(0, 40), half = bounded(c.rotary_dim / 2, 64);
+    // f32 or bf16; an f16 table is bad input (rope_cache.h).
     if (in.coin()) {
-      std::tie(c.cos, c.sin) = vllm_cache(arena, rows, 2 * half);
+      std::tie(c.cos, c.sin) = vllm_cache(arena, rows, 2 * half, in.data());
     } else {
-      c.cos = arena.alloc(DType::f32, {rows, half}, in.layout());
-      c.sin = arena.alloc(DType::f32, {rows, half}, in.layout());
+      c.cos = arena.alloc(in.data(), {rows, half}, in.layout());
+      c.sin = arena.alloc(in.data(), {rows, half}, in.layout());
     }
     c.threads = in.threads();
     in.corrupt(named_views(c));
@@ -527,20 +568,21 @@ Decoded<RopeCall> decode<RopeCall>(std::span<const uint8_t> bytes) {
     const int64_t tokens = in.size(0, 12), hq = in.size(1, 4), head_dim = in.size(2, 72);
     const bool key = in.coin();
     const int64_t hk = key ? in.size(1, 4) : 0;
+    const DType dtype = in.data();
     if (key && in.coin()) {
       // q and k packed per token in one buffer, as a fused qkv projection writes them.
-      const Tensor qk = arena.alloc(DType::f32, {tokens, hq + hk, head_dim}, in.layout());
+      const Tensor qk = arena.alloc(dtype, {tokens, hq + hk, head_dim}, in.layout());
       c.q = subview(qk, 0, {tokens, hq, head_dim});
       c.k = subview(qk, hq * qk.strides[1], {tokens, hk, head_dim});
     } else {
-      c.q = arena.alloc(DType::f32, {tokens, hq, head_dim}, in.layout());
-      if (key) c.k = arena.alloc(DType::f32, {tokens, hk, head_dim}, in.layout());
+      c.q = arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
+      if (key) c.k = arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
     }
     in.fill(c.q);
-    c.q_out = in.coin() ? c.q : arena.alloc(DType::f32, {tokens, hq, head_dim}, in.layout());
+    c.q_out = in.coin() ? c.q : arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
     if (key) {
       in.fill(*c.k);
-      c.k_out = in.coin() ? *c.k : arena.alloc(DType::f32, {tokens, hk, head_dim}, in.layout());
+      c.k_out = in.coin() ? *c.k : arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
       if (in.rare()) (in.coin() ? c.k : c.k_out).reset();
     }
     c.rotary_dim = in.rare() ? in.integer(head_dim, -2, head_dim + 3)
@@ -549,9 +591,11 @@ Decoded<RopeCall> decode<RopeCall>(std::span<const uint8_t> bytes) {
     c.inverse = in.coin();
     c.positions = arena.alloc(in.index_dtype(), {tokens});
     if (in.coin()) {
+      // An f32 or a bf16 cache, whatever the activations (rope.h).
+      const DType cache = in.second() % 2 ? DType::bf16 : DType::f32;
       const int64_t rows = in.size(1, 40), half = bounded(c.rotary_dim / 2, 40);
-      c.cos = arena.alloc(DType::f32, {rows, half}, in.layout());
-      c.sin = arena.alloc(DType::f32, {rows, half}, in.layout());
+      c.cos = arena.alloc(cache, {rows, half}, in.layout());
+      c.sin = arena.alloc(cache, {rows, half}, in.layout());
       in.fill(*c.cos);
       in.fill(*c.sin);
       in.fill_positions(c.positions, 0, rows - 1);
@@ -591,8 +635,8 @@ Decoded<AlibiCall> decode<AlibiCall>(std::span<const uint8_t> bytes) {
     c.k_positions = arena.alloc(in.index_dtype(), {tk});
     in.fill_positions(c.q_positions, 0, kMaxPosition);
     in.fill_positions(c.k_positions, 0, kMaxPosition);
-    c.bias = arena.alloc(DType::f32, {heads, tq, tk}, in.layout());
-    if (in.coin()) c.slopes = arena.alloc(DType::f32, {heads});
+    c.bias = arena.alloc(in.data(), {heads, tq, tk}, in.layout());
+    if (in.coin()) c.slopes = arena.alloc(DType::f32, {heads});  // f32 whatever the bias
     c.threads = in.threads();
     in.corrupt(named_views(c));
     return c;
@@ -621,9 +665,9 @@ Decoded<T5Call> decode<T5Call>(std::span<const uint8_t> bytes) {
     c.k_positions = arena.alloc(in.index_dtype(), {tk});
     in.fill_positions(c.q_positions, 0, kMaxPosition);
     in.fill_positions(c.k_positions, 0, kMaxPosition);
-    c.table = arena.alloc(DType::f32, {bounded(c.n_buckets, 80), heads}, in.layout());
+    c.table = arena.alloc(in.data(), {bounded(c.n_buckets, 80), heads}, in.layout());
     in.fill(c.table);
-    c.bias = arena.alloc(DType::f32, {heads, tq, tk}, in.layout());
+    c.bias = arena.alloc(in.data(), {heads, tq, tk}, in.layout());
     c.threads = in.threads();
     in.corrupt(named_views(c));
     return c;

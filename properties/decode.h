@@ -7,6 +7,10 @@
 // negative, a corrupted shape, stride, rank, dtype, null data, an output aliasing an input, bad
 // parameters): validation must then reject it everywhere. A corruption only ever shrinks a view or
 // makes it invalid, so an accepted call never reaches outside the memory it was given.
+//
+// The float dtypes (f32, bf16, f16, and the mixed combinations a family allows) are decoded last,
+// from bytes no other choice reads, and are f32 when the input runs out: an input that decoded to
+// an f32 call before the dtype dimension existed, and was read to its end, decodes to it still.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,7 @@ template <class Call>
 struct Decoded {
   Problem<Call> problem;
   std::optional<size_t> only;  // run just this registry index (mod size); nullopt: every one
+  DType dtype = DType::f32;    // the activations' and outputs' dtype, as decoded
 };
 
 // Deterministic: decoding the same bytes twice gives identical problems. Defined for every family.

@@ -240,6 +240,14 @@ rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t
   return rc::gen::weightedOneOf<Pair>({{1, cache}, {2, independent}});
 }
 
+rc::Gen<DType> float_dtype() {
+  return rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}, {1, DType::f16}});
+}
+
+rc::Gen<DType> cache_dtype() {
+  return rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}});
+}
+
 rc::Gen<Layout> layout() {
   return rc::gen::element(Layout::contiguous, Layout::padded, Layout::permuted);
 }

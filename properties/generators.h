@@ -76,6 +76,12 @@ rc::Gen<Positions> positions(int64_t count, int64_t max);
 // Query and key positions for a bias: independent (as gen::positions), or a KV cache: keys
 // offset … offset + tk − 1 and queries its last tq (prefill or decode), the offset up to 2²⁴.
 rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk);
+// The dtype of a call's activations and outputs: f32 half the time, bf16 and f16 a quarter each;
+// shrinks toward f32. Each family generates it as one more dimension of the same cases, so an
+// implementation that declares f32 only still runs about half of them (dtype_shares in generic.h).
+rc::Gen<DType> float_dtype();
+// A rope cache's dtype: f32 twice as often as bf16 (rope.h, rope_cache.h).
+rc::Gen<DType> cache_dtype();
 rc::Gen<Layout> layout();
 // Mostly all-contiguous; otherwise each slot independently contiguous, padded or permuted.
 rc::Gen<Layouts> layouts();

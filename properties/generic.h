@@ -20,6 +20,22 @@
 
 namespace posenc::harness {
 
+// Tags a case with its activations' dtype (gen::float_dtype) for the shares below.
+inline void classify_dtype(DType dtype) {
+  RC_CLASSIFY(dtype == DType::f32, "f32");
+  RC_CLASSIFY(dtype == DType::bf16, "bf16");
+  RC_CLASSIFY(dtype == DType::f16, "f16");
+}
+
+// The minimum shares of each dtype (expected: f32 50%, bf16 and f16 25% each): bf16 and f16 cases
+// never run dry, and an implementation that declares f32 only still runs at least 35% of the cases
+// (70 of CI's 200), more than 4 standard deviations below the expected 50%.
+inline std::vector<MinimumShare> dtype_shares(std::vector<MinimumShare> others = {}) {
+  for (const char* tag : {"bf16", "f16"}) others.push_back({tag, 0.15});
+  others.push_back({"f32", 0.35});
+  return others;
+}
+
 // Turns a valid call into an invalid one; returns false when this call has nothing to break
 // (e.g. no positions when there are no tokens), and the case is discarded.
 template <class Call>

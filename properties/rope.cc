@@ -285,10 +285,8 @@ rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
     if (s.cache == Cache::random) s.table = *gen::finite_fill();
     s.layouts = *gen::layouts();
     if (o.any_dtype) {
-      s.dtype =
-          *rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}, {1, DType::f16}});
-      if (s.cache != Cache::none)
-        s.cache_dtype = *rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}});
+      s.dtype = *gen::float_dtype();
+      if (s.cache != Cache::none) s.cache_dtype = *gen::cache_dtype();
     }
     return s;
   });
@@ -307,8 +305,7 @@ void classify(const RopeSpec& s) {
   RC_CLASSIFY(s.q.has_specials() || (s.hk && s.k.has_specials()), "specials");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
   RC_CLASSIFY(s.positions.kind == "varlen", "varlen");
-  RC_CLASSIFY(s.dtype == DType::bf16, "bf16");
-  RC_CLASSIFY(s.dtype == DType::f16, "f16");
+  classify_dtype(s.dtype);
   RC_CLASSIFY(s.cache != Cache::none && s.cache_dtype == DType::bf16, "bf16 cache");
   if (s.cache == Cache::none) RC_TAG(scaling_name(s.scaling.kind));
 }
@@ -419,20 +416,18 @@ std::vector<Property<RopeCall>> rope_properties() {
       }),
       .build = [](const RopeSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = {{"long positions", 0.15},
-                  {"tail", 0.3},
-                  {"partial", 0.2},
-                  {"GQA", 0.15},
-                  {"interleaved", 0.3},
-                  {"cached", 0.2},
-                  {"in place", 0.15},
-                  {"specials", 0.05},
-                  {"strided", 0.2},
-                  {"varlen", 0.05},
-                  {"empty", 0.005},
-                  {"bf16", 0.15},
-                  {"f16", 0.15},
-                  {"bf16 cache", 0.05}},
+      .minimum = dtype_shares({{"long positions", 0.15},
+                               {"tail", 0.3},
+                               {"partial", 0.2},
+                               {"GQA", 0.15},
+                               {"interleaved", 0.3},
+                               {"cached", 0.2},
+                               {"in place", 0.15},
+                               {"specials", 0.05},
+                               {"strided", 0.2},
+                               {"varlen", 0.05},
+                               {"empty", 0.005},
+                               {"bf16 cache", 0.05}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> q_out = [](Call& c) { return &c.q_out; };

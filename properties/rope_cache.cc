@@ -92,7 +92,7 @@ rc::Gen<CacheSpec> cache_spec(int64_t min_rows, bool any_dtype = false) {
     s.scaling = *gen::any_scaling(s.d);
     s.vllm = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.layouts = *gen::layouts();
-    if (any_dtype) s.dtype = *rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}});
+    if (any_dtype) s.dtype = *gen::cache_dtype();
     return s;
   });
 }

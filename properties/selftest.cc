@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "posenc/error.h"
@@ -78,6 +79,7 @@ enum class SinusoidalBug {
   no_range_reduction,  // sin/cos polynomials valid on [−π, π] applied to any angle
   f32_angles,          // θ = float(p)·float(ω)
   chunked_f32_angles,  // per thread chunk, θ advances by a running f32 sum
+  positions_in_dtype,  // positions converted to out's dtype first (arange(n).to(dtype))
 };
 
 double poly_sin(double x) {  // Taylor to x⁹: fine near 0, unbounded far from it
@@ -101,7 +103,11 @@ void sinusoidal_with(SinusoidalBug bug, const SinusoidalCall& call) {
     float running = 0;
     for (int64_t t = 0; t < tokens; ++t) {
       const int64_t p = call.position(t) + (bug == SinusoidalBug::off_by_one ? 1 : 0);
-      double angle = static_cast<double>(p) * omega;
+      // Exact in f32 (p ≤ 2²⁴); bf16 keeps 8 bits of it, f16 11 and nothing past 65504.
+      const double position = bug == SinusoidalBug::positions_in_dtype
+                                  ? rounded_to(out.dtype, static_cast<double>(p))
+                                  : static_cast<double>(p);
+      double angle = position * omega;
       if (bug == SinusoidalBug::f32_angles)
         angle = static_cast<float>(p) * static_cast<float>(omega);
       if (bug == SinusoidalBug::chunked_f32_angles) {
@@ -129,6 +135,7 @@ enum class AbsoluteBug {
   ignores_positions,  // row t of the packed batch instead of positions[t]
   skips_tail,         // columns in blocks of 8; the last partial block is never written
   clamps_positions,   // positions past the table are clamped instead of rejected
+  table_in_dtype,     // the table row converted to x's dtype, then added (pe.to(x.dtype))
 };
 
 void absolute_with(AbsoluteBug bug, const AbsoluteCall& call) {
@@ -144,9 +151,12 @@ void absolute_with(AbsoluteBug bug, const AbsoluteCall& call) {
     if (bug == AbsoluteBug::off_by_one) row = std::min(row + 1, rows - 1);
     if (bug == AbsoluteBug::ignores_positions) row = t % rows;
     row = std::clamp<int64_t>(row, 0, rows - 1);
-    for (int64_t c = 0; c < columns; ++c)
-      store(call.out, call.out.offset(t, c),
-            load(call.x, call.x.offset(t, c)) + load(call.table, call.table.offset(row, c)));
+    for (int64_t c = 0; c < columns; ++c) {
+      double table = load(call.table, call.table.offset(row, c));
+      // Exact when the table is in x's dtype or narrower; else it rounds twice.
+      if (bug == AbsoluteBug::table_in_dtype) table = rounded_to(call.x.dtype, table);
+      store(call.out, call.out.offset(t, c), load(call.x, call.x.offset(t, c)) + table);
+    }
   }
 }
 
@@ -155,10 +165,11 @@ void absolute_with(AbsoluteBug bug, const AbsoluteCall& call) {
 enum class AttentionBug {
   ignores_causal_mask,
   ignores_bias,
-  skips_key_tail,        // keys in blocks of 8; the last partial block is dropped
-  unstable_softmax,      // exp(score) in f32 without subtracting the row maximum
-  gqa_wrong_head,        // query head h reads kv head h % hkv instead of h / (hq / hkv)
-  split_keys_by_thread,  // each thread's key range is reduced in f32, then combined in f32
+  skips_key_tail,            // keys in blocks of 8; the last partial block is dropped
+  unstable_softmax,          // exp(score) in f32 without subtracting the row maximum
+  gqa_wrong_head,            // query head h reads kv head h % hkv instead of h / (hq / hkv)
+  split_keys_by_thread,      // each thread's key range is reduced in f32, then combined in f32
+  bias_in_activation_dtype,  // reads the bias as if it had q's dtype (a kernel templated on one T)
 };
 
 void attention_with(AttentionBug bug, const AttentionCall& call) {
@@ -169,6 +180,9 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   const int64_t keys = bug == AttentionBug::skips_key_tail ? tk / 8 * 8 : tk;
   const int threads = resolve_threads(call.threads);
   const int64_t chunk = std::max<int64_t>((keys + threads - 1) / threads, 1);
+  std::optional<Tensor> bias = call.bias;
+  // An f32 bias under bf16 or f16 activations read as 2-byte elements: within its memory, wrong.
+  if (bias && bug == AttentionBug::bias_in_activation_dtype) bias->dtype = q.dtype;
   std::vector<double> score(tk), acc(dv);
   for (int64_t h = 0; h < hq; ++h) {
     const int64_t kvh = bug == AttentionBug::gqa_wrong_head ? h % hkv : h / group;
@@ -179,8 +193,8 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
         score[j] = call.resolved_scale() * dot;
-        if (call.bias && bug != AttentionBug::ignores_bias)
-          score[j] += load(*call.bias, call.bias->offset(h, i, j));
+        if (bias && bug != AttentionBug::ignores_bias)
+          score[j] += load(*bias, bias->offset(h, i, j));
         if (call.mask == Mask::causal && bug != AttentionBug::ignores_causal_mask &&
             call.k_position(j) > call.q_position(i))
           score[j] = -INFINITY;
@@ -329,14 +343,6 @@ enum class RopeBug {
   products_in_dtype,     // cos, sin and each product rounded to the activation dtype, then summed
 };
 
-// x rounded to `dtype` (through a one-element view: store rounds once).
-double rounded_to(DType dtype, double x) {
-  alignas(8) unsigned char element[8];
-  const Tensor t = view(element, dtype, {1});
-  store(t, 0, x);
-  return load(t, 0);
-}
-
 void rope_with(RopeBug bug, const RopeCall& call) {
   call.validate();
   const int64_t half = call.rotary_dim / 2, tokens = call.q.shape[0];
@@ -419,11 +425,12 @@ void rope_with(RopeBug bug, const RopeCall& call) {
 // ---- alibi ----
 
 enum class AlibiBug {
-  slopes_use_n,     // 2^(−m(h+1)/n) for every head: right only when n is a power of two
-  signed_distance,  // −slope·(q − k) without the absolute value
-  masks_diagonal,   // the causal mask hides k ≥ q, the diagonal too
-  causal_unmasked,  // the causal form without its −∞ for later keys
-  token_indices,    // distances between token indices, not positions
+  slopes_use_n,       // 2^(−m(h+1)/n) for every head: right only when n is a power of two
+  signed_distance,    // −slope·(q − k) without the absolute value
+  masks_diagonal,     // the causal mask hides k ≥ q, the diagonal too
+  causal_unmasked,    // the causal form without its −∞ for later keys
+  token_indices,      // distances between token indices, not positions
+  distance_in_dtype,  // |q − k| converted to the bias's dtype before the product
 };
 
 void alibi_with(AlibiBug bug, const AlibiCall& call) {
@@ -443,7 +450,10 @@ void alibi_with(AlibiBug bug, const AlibiCall& call) {
         int64_t kp = load_index(call.k_positions, call.k_positions.offset(j));
         if (bug == AlibiBug::token_indices) qp = i + tk - tq, kp = j;
         const bool hidden = bug == AlibiBug::masks_diagonal ? kp >= qp : kp > qp;
-        double value = slope * static_cast<double>(-std::abs(qp - kp));
+        double distance = static_cast<double>(std::abs(qp - kp));
+        // Exact in f32 (≤ 2²⁴); bf16 keeps 8 bits of it, f16 11 and nothing past 65504.
+        if (bug == AlibiBug::distance_in_dtype) distance = rounded_to(call.bias.dtype, distance);
+        double value = slope * -distance;
         if (bug == AlibiBug::signed_distance && !call.causal)
           value = slope * static_cast<double>(kp - qp);
         if (call.causal && hidden && bug != AlibiBug::causal_unmasked) value = -INFINITY;
@@ -459,6 +469,7 @@ enum class T5Bug {
   log_polynomial,     // ln x ≈ (x − 1) − (x − 1)²/2 with no range reduction (clamped at 0)
   zero_goes_up,       // bidirectional: rp ≥ 0 (not > 0) takes the upper half
   reversed_relative,  // rp = q − k instead of k − q
+  wide_copies,        // copies each element as 4 bytes (sizeof(float)) whatever the dtype
 };
 
 int64_t t5_bucket_with(T5Bug bug, int64_t rp, const T5Call& call) {
@@ -495,8 +506,15 @@ void t5_with(T5Bug bug, const T5Call& call) {
     for (int64_t j = 0; j < call.k_positions.shape[0]; ++j) {
       const int64_t kp = load_index(call.k_positions, call.k_positions.offset(j));
       const int64_t b = t5_bucket_with(bug, kp - qp, call);
-      for (int64_t h = 0; h < heads; ++h)
+      for (int64_t h = 0; h < heads; ++h) {
+        if (bug == T5Bug::wide_copies) {  // right for f32; 2 bytes too many for bf16 and f16
+          const size_t size = dtype_size(call.bias.dtype);
+          std::memcpy(call.bias.as<char>() + call.bias.offset(h, i, j) * size,
+                      call.table.as<const char>() + call.table.offset(b, h) * size, 4);
+          continue;
+        }
         store(call.bias, call.bias.offset(h, i, j), load(call.table, call.table.offset(b, h)));
+      }
     }
   }
 }
@@ -523,6 +541,9 @@ std::vector<Broken<SinusoidalCall>> broken_implementations<SinusoidalCall>() {
        "sinusoidal.differential"},
       {make("chunked_f32_angles", B::chunked_f32_angles, true),
        "each thread's chunk advances its angle by a running f32 sum", "sinusoidal.threads"},
+      {make("positions_in_dtype", B::positions_in_dtype),
+       "converts positions to out's dtype before p·ω: wrong in bf16 and f16 only",
+       "sinusoidal.differential"},
   };
   add_generic(list, "sinusoidal");
   return list;
@@ -549,6 +570,10 @@ std::vector<Broken<AbsoluteCall>> broken_implementations<AbsoluteCall>() {
        "absolute.differential"},
       {make("clamps_positions", B::clamps_positions),
        "clamps a position past the table instead of rejecting it", "absolute.bad_input"},
+      {make("table_in_dtype", B::table_in_dtype),
+       "rounds the table row to x's dtype before the add (rounds twice): wrong only for bf16 or "
+       "f16 x under a wider table",
+       "absolute.differential"},
   };
   add_generic(list, "absolute");
   return list;
@@ -584,6 +609,9 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
       {make("split_keys_by_thread", B::split_keys_by_thread, true),
        "reduces each thread's keys in f32 and combines the partial sums in f32",
        "attention.threads"},
+      {make("bias_in_activation_dtype", B::bias_in_activation_dtype),
+       "reads an f32 bias as if it had the activations' dtype: wrong only under bf16 or f16",
+       "attention.differential"},
   };
   add_generic(list, "attention");
   return list;
@@ -719,6 +747,10 @@ std::vector<Broken<AlibiCall>> broken_implementations<AlibiCall>() {
        "alibi.press_softmax"},
       {make("token_indices", B::token_indices), "distances between token indices, not positions",
        "alibi.differential"},
+      {make("distance_in_dtype", B::distance_in_dtype),
+       "converts |q_pos − k_pos| to the bias's dtype before the product: wrong in bf16 and f16 "
+       "only",
+       "alibi.differential"},
   };
   add_generic(list, "alibi");
   return list;
@@ -747,6 +779,9 @@ std::vector<Broken<T5Call>> broken_implementations<T5Call>() {
        "t5.symmetric_split"},
       {make("reversed_relative", B::reversed_relative), "rp = q − k instead of k − q",
        "t5.differential"},
+      {make("wide_copies", B::wide_copies),
+       "copies elements as 4-byte floats: writes past each bf16 or f16 element, f32 is right",
+       "t5.guard_bytes"},
   };
   add_generic(list, "t5");
   return list;

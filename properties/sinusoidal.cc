@@ -34,10 +34,12 @@ struct SinusoidalSpec {
   Positions positions;
   Fill x;
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;  // out and x
 };
 
 std::string describe(const SinusoidalSpec& s) {
-  std::string str = fmt::format("tokens={} d={} base={}", s.tokens, s.d, s.base);
+  std::string str =
+      fmt::format("{} tokens={} d={} base={}", dtype_name(s.dtype), s.tokens, s.d, s.base);
   if (s.add) str += fmt::format(" add{} x=({})", s.in_place ? " in place" : "", s.x.describe());
   if (s.with_positions) str += " positions=" + s.positions.describe();
   if (any_strided(s.layouts))
@@ -51,9 +53,9 @@ void showValue(const SinusoidalSpec& s, std::ostream& os) { os << describe(s); }
 SinusoidalCall build(const SinusoidalSpec& s, Arena& arena) {
   SinusoidalCall call;
   call.base = s.base;
-  call.out = arena.alloc(DType::f32, {s.tokens, s.d}, s.layouts[0]);
+  call.out = arena.alloc(s.dtype, {s.tokens, s.d}, s.layouts[0]);
   if (s.add) {
-    call.x = s.in_place ? call.out : arena.alloc(DType::f32, {s.tokens, s.d}, s.layouts[1]);
+    call.x = s.in_place ? call.out : arena.alloc(s.dtype, {s.tokens, s.d}, s.layouts[1]);
     s.x.apply(*call.x);
   }
   if (s.with_positions) {
@@ -88,6 +90,7 @@ rc::Gen<SinusoidalSpec> any_spec(int64_t max_tokens, int64_t max_half_dim) {
     if (s.with_positions) s.positions = *gen::positions(s.tokens, kMaxPosition);
     if (s.add) s.x = *gen::fill();
     s.layouts = *gen::layouts();
+    s.dtype = *gen::float_dtype();
     return s;
   });
 }
@@ -101,6 +104,7 @@ rc::Gen<SinusoidalSpec> rows_spec(int64_t max_tokens) {
     s.base = *base();
     s.with_positions = true;
     s.positions = *gen::positions(s.tokens, kMaxPosition);
+    s.dtype = *gen::float_dtype();
     return s;
   });
 }
@@ -142,11 +146,13 @@ rc::Gen<SinusoidalSpec> table_spec() {
     s.d = 2 * *gen::sized(1, 80);
     s.base = *base();
     s.layouts = *gen::layouts();
+    s.dtype = *gen::float_dtype();
     return s;
   });
 }
 
 void classify(const SinusoidalSpec& s) {
+  classify_dtype(s.dtype);
   RC_CLASSIFY(s.tokens == 0, "empty");
   RC_CLASSIFY(s.d % 16 != 0, "tail");
   RC_CLASSIFY(s.with_positions && s.positions.long_range(), "long positions");
@@ -164,15 +170,18 @@ std::vector<double> row(const SinusoidalCall& call, int64_t t) {
   return r;
 }
 
-// One unit of element error: ulp_f32(1) (no x). Per pair, sin and cos errors of E each move
-// s² + c², or s₁s₂ + c₁c₂, by at most 2√2·E + 2E²; the fp64 cos(m·ω) it is checked against is
-// off by ≤ 1.5·2⁻²⁸ (its angle, ω ≤ 1, m ≤ 2²⁴), far below a unit of 2√2·2⁻²³ but counted.
-double pair_product_allowed(double bound, int64_t d) {
-  const double e = exact_bound(bound) * ulp_f32(1);
+// One unit of element error: ulp(1) in out's dtype (no x; 2⁻²³ in f32, 2⁻⁷ in bf16, 2⁻¹⁰ in f16).
+// An element of a kernel within `bound` units of the reference is E = (bound + ½) units from the
+// exact value (dtype_bound: 1 unit in bf16 and f16). Per pair, sin and cos errors of E each move
+// s² + c², or s₁s₂ + c₁c₂, by at most 2√2·E + 2E² (|s|, |c| ≤ 1); the fp64 cos(m·ω) it is checked
+// against is off by ≤ 1.5·2⁻²⁸ (its angle, ω ≤ 1, m ≤ 2²⁴), far below any dtype's unit but counted.
+double element_unit(DType dtype) { return ulp_of(dtype, 1); }
+double pair_product_allowed(double bound, int64_t d, DType dtype) {
+  const double e = exact_bound(dtype_bound(dtype, bound)) * element_unit(dtype);
   return static_cast<double>(d / 2) * (2 * std::numbers::sqrt2 * e + 2 * e * e + 1.5 * 0x1p-28);
 }
-double pair_product_unit(int64_t d) {
-  return static_cast<double>(d / 2) * 2 * std::numbers::sqrt2 * ulp_f32(1);
+double pair_product_unit(int64_t d, DType dtype) {
+  return static_cast<double>(d / 2) * 2 * std::numbers::sqrt2 * element_unit(dtype);
 }
 
 std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
@@ -188,12 +197,12 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
       }),
       .build = build,
       .classify = classify,
-      .minimum = {{"long positions", 0.15},
-                  {"tail", 0.3},
-                  {"specials", 0.05},
-                  {"strided", 0.2},
-                  {"empty", 0.005},
-                  {"in place", 0.05}},
+      .minimum = dtype_shares({{"long positions", 0.15},
+                               {"tail", 0.3},
+                               {"specials", 0.05},
+                               {"strided", 0.2},
+                               {"empty", 0.005},
+                               {"in place", 0.05}}),
   };
   ViewOf<Call> out = [](Call& c) { return &c.out; };
   ViewOf<Call> x = [](Call& c) { return c.x ? &*c.x : nullptr; };
@@ -227,29 +236,32 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
   auto props = generic_properties<Call>("sinusoidal", problems);
   const uint64_t positions_variant = variant::sinusoidal_positions;
 
-  props.push_back({"sinusoidal.pe0", "PE[0] = [0, 1, 0, 1, …]", [](Case<Call>& c) {
+  props.push_back({"sinusoidal.pe0", "PE[0] = [0, 1, 0, 1, …]",
+                   [](Case<Call>& c) {
                      const SinusoidalSpec s = *table_spec();
+                     classify_dtype(s.dtype);
                      Arena probe;
                      const Call shape = build(s, probe);
                      c.each(shape, [&](const Impl<Call>& impl) {
                        Arena arena, expected_arena;
                        const Call call = build(s, arena);
                        impl.run(call);
-                       const Tensor first = view(call.out.data, DType::f32, {1, s.d},
+                       const Tensor first = view(call.out.data, s.dtype, {1, s.d},
                                                  {call.out.strides[0], call.out.strides[1]});
                        const Tensor pe0 = expected_arena.alloc(DType::f64, {1, s.d});
                        for (int64_t k = 0; k < s.d; ++k) store(pe0, k, k % 2 ? 1.0 : 0.0);
                        return Verdict::of(
-                           harness::compare("PE[0]", pe0, first, impl.bound,
-                                            [](const int64_t*) { return ulp_f32(1); }));
+                           harness::compare("PE[0]", pe0, first, dtype_bound(s.dtype, impl.bound),
+                                            [&](const int64_t*) { return element_unit(s.dtype); }));
                      });
-                   }});
+                   },
+                   0, false, false, dtype_shares()});
 
-  props.push_back({"sinusoidal.range",
-                   "every entry of PE lies in [−1, 1]",
+  props.push_back({"sinusoidal.range", "every entry of PE lies in [−1, 1]",
                    [](Case<Call>& c) {
                      const SinusoidalSpec s = *rows_spec(32);
                      RC_CLASSIFY(s.positions.long_range(), "long positions");
+                     classify_dtype(s.dtype);
                      c.each([&](const Impl<Call>& impl) {
                        Arena arena;
                        const Call call = build(s, arena);
@@ -261,24 +273,22 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
                            const double v = load(call.out, call.out.offset(t, k));
                            const double excess =
                                std::isnan(v) ? INFINITY : std::fmax(std::fabs(v) - 1, 0.0);
-                           merge_scalar(worst, 0.0, excess, impl.bound, ulp_f32(1), [&] {
-                             return fmt::format("excess over 1 of |PE[{}][{}]| = {}",
-                                                s.positions.values[t], k, v);
-                           });
+                           merge_scalar(worst, 0.0, excess, dtype_bound(s.dtype, impl.bound),
+                                        element_unit(s.dtype), [&] {
+                                          return fmt::format("excess over 1 of |PE[{}][{}]| = {}",
+                                                             s.positions.values[t], k, v);
+                                        });
                          }
                        return Verdict::of(worst);
                      });
                    },
-                   positions_variant,
-                   false,
-                   false,
-                   {{"long positions", 0.2}}});
+                   positions_variant, false, false, dtype_shares({{"long positions", 0.2}})});
 
-  props.push_back({"sinusoidal.norm",
-                   "‖PE[p]‖² = d/2",
+  props.push_back({"sinusoidal.norm", "‖PE[p]‖² = d/2",
                    [](Case<Call>& c) {
                      const SinusoidalSpec s = *rows_spec(32);
                      RC_CLASSIFY(s.positions.long_range(), "long positions");
+                     classify_dtype(s.dtype);
                      c.each([&](const Impl<Call>& impl) {
                        Arena arena;
                        const Call call = build(s, arena);
@@ -287,28 +297,26 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
                        for (int64_t t = 0; t < s.tokens; ++t) {
                          double norm2 = 0;
                          for (double v : row(call, t)) norm2 += v * v;
-                         merge_scalar(
-                             worst, s.d / 2.0, norm2,
-                             pair_product_allowed(impl.bound, s.d) / pair_product_unit(s.d),
-                             pair_product_unit(s.d),
-                             [&] { return fmt::format("‖PE[{}]‖²", s.positions.values[t]); });
+                         merge_scalar(worst, s.d / 2.0, norm2,
+                                      pair_product_allowed(impl.bound, s.d, s.dtype) /
+                                          pair_product_unit(s.d, s.dtype),
+                                      pair_product_unit(s.d, s.dtype), [&] {
+                                        return fmt::format("‖PE[{}]‖²", s.positions.values[t]);
+                                      });
                        }
                        return Verdict::of(worst);
                      });
                    },
-                   positions_variant,
-                   false,
-                   false,
-                   {{"long positions", 0.2}}});
+                   positions_variant, false, false, dtype_shares({{"long positions", 0.2}})});
 
-  props.push_back({"sinusoidal.offset_dot",
-                   "PE[p]·PE[p+m] = Σ_i cos(m·ω_i), whatever p",
+  props.push_back({"sinusoidal.offset_dot", "PE[p]·PE[p+m] = Σ_i cos(m·ω_i), whatever p",
                    [](Case<Call>& c) {
                      const ShiftSpec shift = *shift_spec();
                      const SinusoidalSpec& s = shift.rows;
                      const int64_t m = shift.m, pairs = s.tokens / 2;
                      RC_CLASSIFY(s.positions.long_range(), "long positions");
                      RC_CLASSIFY(m > 4096, "long offset");
+                     classify_dtype(s.dtype);
                      double expected = 0;
                      for (int64_t i = 0; i < s.d / 2; ++i)
                        expected += std::cos(static_cast<double>(m) * omega(s.base, i, s.d));
@@ -321,31 +329,30 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
                          const auto a = row(call, 2 * k), b = row(call, 2 * k + 1);
                          double dot = 0;
                          for (int64_t j = 0; j < s.d; ++j) dot += a[j] * b[j];
-                         merge_scalar(
-                             worst, expected, dot,
-                             pair_product_allowed(impl.bound, s.d) / pair_product_unit(s.d),
-                             pair_product_unit(s.d), [&] {
-                               return fmt::format("PE[{}]·PE[{}]", s.positions.values[2 * k],
-                                                  s.positions.values[2 * k + 1]);
-                             });
+                         merge_scalar(worst, expected, dot,
+                                      pair_product_allowed(impl.bound, s.d, s.dtype) /
+                                          pair_product_unit(s.d, s.dtype),
+                                      pair_product_unit(s.d, s.dtype), [&] {
+                                        return fmt::format("PE[{}]·PE[{}]",
+                                                           s.positions.values[2 * k],
+                                                           s.positions.values[2 * k + 1]);
+                                      });
                        }
                        return Verdict::of(worst);
                      });
                    },
-                   positions_variant,
-                   false,
-                   false,
-                   {{"long positions", 0.2}, {"long offset", 0.15}}});
+                   positions_variant, false, false,
+                   dtype_shares({{"long positions", 0.2}, {"long offset", 0.15}})});
 
   props.push_back(
-      {"sinusoidal.rotation",
-       "PE[p+m] = R(m)·PE[p], R(m) rotating pair i by m·ω_i",
+      {"sinusoidal.rotation", "PE[p+m] = R(m)·PE[p], R(m) rotating pair i by m·ω_i",
        [](Case<Call>& c) {
          const ShiftSpec shift = *shift_spec();
          const SinusoidalSpec& s = shift.rows;
          const int64_t m = shift.m, pairs = s.tokens / 2;
          RC_CLASSIFY(s.positions.long_range(), "long positions");
          RC_CLASSIFY(m > 4096, "long offset");
+         classify_dtype(s.dtype);
          c.each([&](const Impl<Call>& impl) {
            Arena arena, expected_arena;
            const Call call = build(s, arena);
@@ -364,19 +371,19 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
                store(got, got.offset(k, 2 * i + 1), b[2 * i + 1]);
              }
            }
-           // PE[p+m] is E off, PE[p]'s errors rotate into at most √2·E, and the fp64 angle m·ω
-           // here is off by ≤ 1.5·m·ω·2⁻⁵² ≤ 1.5·2⁻²⁸ rad (ω from pow within an ulp, ω ≤ 1), which
-           // moves R(m)·PE[p] by ≤ √2·1.5·2⁻²⁸ < ⅛ unit of 2⁻²³.
-           const double bound = (1 + std::numbers::sqrt2) * exact_bound(impl.bound) + 1.0 / 8;
-           return Verdict::of(harness::compare("PE[p+m] vs R(m)·PE[p] [pair, element]", expected,
-                                               got, bound,
-                                               [](const int64_t*) { return ulp_f32(1); }));
+           // In units of ulp(1) in out's dtype: PE[p+m] is E = bound + ½ off, PE[p]'s errors rotate
+           // into at most √2·E, and the fp64 angle m·ω here is off by ≤ 1.5·m·ω·2⁻⁵² ≤ 1.5·2⁻²⁸
+           // rad (ω from pow within an ulp, ω ≤ 1), which moves R(m)·PE[p] by ≤ √2·1.5·2⁻²⁸ < ⅛
+           // of f32's unit 2⁻²³ (less still of bf16's or f16's).
+           const double bound =
+               (1 + std::numbers::sqrt2) * exact_bound(dtype_bound(s.dtype, impl.bound)) + 1.0 / 8;
+           return Verdict::of(
+               harness::compare("PE[p+m] vs R(m)·PE[p] [pair, element]", expected, got, bound,
+                                [&](const int64_t*) { return element_unit(s.dtype); }));
          });
        },
-       positions_variant,
-       false,
-       false,
-       {{"long positions", 0.2}, {"long offset", 0.15}}});
+       positions_variant, false, false,
+       dtype_shares({{"long positions", 0.2}, {"long offset", 0.15}})});
   return props;
 }
 

@@ -20,7 +20,7 @@ Comparison compare(const T5Call& expected, const T5Call& got, double /*bound*/) 
   // only sizes the error in the report.
   const Tensor& bias = expected.bias;
   return harness::compare("bias", bias, got.bias, 0, [&](const int64_t* ix) {
-    return ulp_f32(load(bias, bias.offset(ix[0], ix[1], ix[2])));
+    return ulp_of(bias.dtype, load(bias, bias.offset(ix[0], ix[1], ix[2])));
   });
 }
 
@@ -55,20 +55,27 @@ Problem<T5Call> t5_problem(T5Shape s, uint64_t seed) {
 }
 
 // One T5 problem. Layout slots: q_positions, k_positions, table, bias. With `probe`, the table
-// holds table[b, h] = 8b + h, so that each bias element names its bucket and head.
+// holds table[b, h] = 2^h·(1 + b/128), so that each bias element names its bucket and head: exact
+// in f32, bf16 and f16 alike (b < 128: 7 fraction bits; h < 8).
 struct T5Spec {
   bool bidirectional = true, probe = false;
   int64_t n_buckets = 32, max_distance = 128, heads = 1;
   Positions q, k;
   Fill table;
   Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;  // table and bias
 };
+
+double probe_value(int64_t bucket, int64_t head) {
+  return std::ldexp(1 + static_cast<double>(bucket) / 128, static_cast<int>(head));
+}
 
 void showValue(const T5Spec& s, std::ostream& os) {
   os << fmt::format(
-      "{} n_buckets={} max_distance={} heads={} q_positions={} k_positions={} table={}",
-      s.bidirectional ? "bidirectional" : "causal", s.n_buckets, s.max_distance, s.heads,
-      s.q.describe(), s.k.describe(), s.probe ? "8b + h" : s.table.describe());
+      "{} {} n_buckets={} max_distance={} heads={} q_positions={} k_positions={} table={}",
+      dtype_name(s.dtype), s.bidirectional ? "bidirectional" : "causal", s.n_buckets,
+      s.max_distance, s.heads, s.q.describe(), s.k.describe(),
+      s.probe ? "2^h·(1 + b/128)" : s.table.describe());
   if (any_strided(s.layouts))
     os << fmt::format(" layouts {} {} {} {}", layout_name(s.layouts[0]), layout_name(s.layouts[1]),
                       layout_name(s.layouts[2]), layout_name(s.layouts[3]));
@@ -83,14 +90,15 @@ T5Call build(const T5Spec& s, Arena& arena) {
   call.k_positions = arena.alloc(s.k.dtype, {tk}, s.layouts[1]);
   s.q.store(call.q_positions);
   s.k.store(call.k_positions);
-  call.table = arena.alloc(DType::f32, {s.n_buckets, s.heads}, s.layouts[2]);
+  call.table = arena.alloc(s.dtype, {s.n_buckets, s.heads}, s.layouts[2]);
   if (s.probe) {
     for (int64_t b = 0; b < s.n_buckets; ++b)
-      for (int64_t h = 0; h < s.heads; ++h) store(call.table, call.table.offset(b, h), 8.0 * b + h);
+      for (int64_t h = 0; h < s.heads; ++h)
+        store(call.table, call.table.offset(b, h), probe_value(b, h));
   } else {
     s.table.apply(call.table);
   }
-  call.bias = arena.alloc(DType::f32, {s.heads, tq, tk}, s.layouts[3]);
+  call.bias = arena.alloc(s.dtype, {s.heads, tq, tk}, s.layouts[3]);
   return call;
 }
 
@@ -110,6 +118,7 @@ rc::Gen<T5Spec> t5_settings() {
                                           {2, gen::uniform(exact + 1, exact + 2000)},
                                           {1, gen::uniform(exact + 1, 1 << 20)}});
     s.heads = *gen::uniform(1, 8);
+    s.dtype = *gen::float_dtype();
     return s;
   });
 }
@@ -148,6 +157,7 @@ rc::Gen<T5Spec> distance_spec() {
 }
 
 void classify(const T5Spec& s) {
+  classify_dtype(s.dtype);
   RC_CLASSIFY(s.q.values.empty() || s.k.values.empty(), "empty");
   RC_CLASSIFY(s.bidirectional, "bidirectional");
   RC_CLASSIFY(s.q.long_range() || s.k.long_range(), "long positions");
@@ -158,10 +168,15 @@ void classify(const T5Spec& s) {
 
 // The bucket and head a probe table's element names, or nullopt if it names none.
 std::optional<std::pair<int64_t, int64_t>> decode(double v, const T5Spec& s) {
-  if (!(v >= 0) || v != std::floor(v) || v >= 8.0 * s.n_buckets) return std::nullopt;
-  const auto n = static_cast<int64_t>(v);
-  if (n % 8 >= s.heads) return std::nullopt;
-  return std::pair{n / 8, n % 8};
+  if (!(v >= 1) || !std::isfinite(v)) return std::nullopt;
+  int exponent;
+  std::frexp(v,
+             &exponent);  // v = m·2^exponent, m in [0.5, 1): 2^h·(1 + b/128) has h = exponent − 1
+  const int64_t h = exponent - 1;
+  const double b = (std::ldexp(v, -static_cast<int>(h)) - 1) * 128;
+  if (h >= s.heads || b != std::floor(b) || b >= static_cast<double>(s.n_buckets))
+    return std::nullopt;
+  return std::pair{static_cast<int64_t>(b), h};
 }
 
 // Runs impl on a probe problem and returns bucket[i][j] (−1 where the element names no bucket or
@@ -201,12 +216,12 @@ std::vector<Property<T5Call>> t5_properties() {
       }),
       .build = [](const T5Spec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = {{"bidirectional", 0.3},
-                  {"long positions", 0.2},
-                  {"non-default settings", 0.3},
-                  {"specials", 0.05},
-                  {"strided", 0.2},
-                  {"empty", 0.005}},
+      .minimum = dtype_shares({{"bidirectional", 0.3},
+                               {"long positions", 0.2},
+                               {"non-default settings", 0.3},
+                               {"specials", 0.05},
+                               {"strided", 0.2},
+                               {"empty", 0.005}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q_positions; };
   ViewOf<Call> k = [](Call& c) { return &c.k_positions; };
@@ -249,16 +264,14 @@ std::vector<Property<T5Call>> t5_properties() {
                        return bad.empty() ? Verdict::pass() : Verdict::fail(bad);
                      });
                    },
-                   0,
-                   false,
-                   false,
-                   {{"long positions", 0.2}, {"non-default settings", 0.3}}});
+                   0, false, false,
+                   dtype_shares({{"long positions", 0.2}, {"non-default settings", 0.3}})});
 
-  props.push_back({"t5.monotone",
-                   "within each direction, the bucket never decreases as |rp| grows",
+  props.push_back({"t5.monotone", "within each direction, the bucket never decreases as |rp| grows",
                    [](Case<Call>& c) {
                      const T5Spec s = *distance_spec();
                      RC_CLASSIFY(s.bidirectional, "bidirectional");
+                     classify_dtype(s.dtype);
                      c.each([&](const Impl<Call>& impl) {
                        std::string bad;
                        const auto b = buckets(impl, s, bad);
@@ -286,10 +299,7 @@ std::vector<Property<T5Call>> t5_properties() {
                        return Verdict::pass();
                      });
                    },
-                   0,
-                   false,
-                   false,
-                   {{"bidirectional", 0.3}}});
+                   0, false, false, dtype_shares({{"bidirectional", 0.3}})});
 
   props.push_back(
       {"t5.symmetric_split",
