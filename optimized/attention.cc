@@ -222,6 +222,7 @@ class Scratch {
 // clang-format off: after highway.h, once per target
 #include <hwy/contrib/math/math-inl.h>
 // clang-format on
+#include "optimized/math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
@@ -240,17 +241,6 @@ namespace gemm = gemm_baseline;
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 
-// F16C converts f16 to f32 exactly and f32 to f16 to nearest even, ±∞ and NaN included. Highway
-// 1.0.3 emulates PromoteTo and DemoteTo where the target lacks it (SSE4, SSSE3, EMU128, SCALAR),
-// truncating and turning ±∞ and NaN into finite values (x86_128-inl.h), so those targets convert
-// f16 one element at a time. bf16's PromoteTo, a shift, is exact on every target; its DemoteTo
-// truncates, so bf16 outputs are rounded one element at a time.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-constexpr bool kVectorF16 = true;
-#else
-constexpr bool kVectorF16 = false;
-#endif
-
 // Copies n elements with stride `stride` into contiguous dst.
 HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) {
   if (stride == 1) {
@@ -260,15 +250,29 @@ HWY_INLINE void Gather(const float* src, int64_t stride, int64_t n, float* dst) 
   }
 }
 
-// Promotes the whole vectors of n contiguous bf16 or f16 elements at src to f32 at dst; returns
-// how many elements it converted.
+// bf16 and f16 elements convert in whole vectors by math-inl.h's lowp lanes, on every target
+// (Highway 1.0.3's own bf16 DemoteTo truncates, and its emulated f16 conversions make ±∞ and NaN
+// finite); a row's tail and strided elements through load() and store().
+
+// Promotes the whole vectors of n contiguous elements of T at src to f32 at dst (exact); returns
+// how many it converted.
 template <class T>
 HWY_INLINE int64_t PromoteVectors(const T* src, int64_t n, float* dst) {
   const DF df;
-  const hn::Rebind<T, DF> dh;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   int64_t c = 0;
-  for (; c + N <= n; c += N) hn::StoreU(hn::PromoteTo(df, hn::LoadU(dh, src + c)), df, dst + c);
+  for (; c + N <= n; c += N) hn::StoreU(lowp::LoadF32(df, src + c), df, dst + c);
+  return c;
+}
+
+// Rounds the whole vectors of n f32 values at src once to T, to nearest even, into contiguous dst;
+// returns how many it converted.
+template <class T>
+HWY_INLINE int64_t DemoteVectors(const float* src, int64_t n, T* dst) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  int64_t c = 0;
+  for (; c + N <= n; c += N) lowp::StoreF32(df, hn::LoadU(df, src + c), dst + c);
   return c;
 }
 
@@ -281,14 +285,14 @@ HWY_INLINE void ToF32(const Tensor& t, int64_t at, int64_t stride, int64_t n, fl
   }
   if (stride == 1 && t.dtype == DType::bf16) {
     c = PromoteVectors(t.as<hwy::bfloat16_t>() + at, n, dst);
-  } else if (stride == 1 && t.dtype == DType::f16 && kVectorF16) {
+  } else if (stride == 1 && t.dtype == DType::f16) {
     c = PromoteVectors(t.as<hwy::float16_t>() + at, n, dst);
   }
   for (; c < n; ++c) dst[c] = static_cast<float>(load(t, at + c * stride));
 }
 
 // Stores n f32 values from contiguous src at elements at + c·stride of a float view of any dtype,
-// each rounded once to nearest even (f32 → double is exact, and store() rounds once).
+// each rounded once to nearest even (store() rounds the exact double of an f32 once).
 HWY_INLINE void FromF32(const float* src, int64_t n, const Tensor& t, int64_t at, int64_t stride) {
   int64_t c = 0;
   if (t.dtype == DType::f32) {
@@ -300,12 +304,10 @@ HWY_INLINE void FromF32(const float* src, int64_t n, const Tensor& t, int64_t at
     }
     return;
   }
-  if (stride == 1 && t.dtype == DType::f16 && kVectorF16) {
-    const DF df;
-    const hn::Rebind<hwy::float16_t, DF> dh;
-    const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-    hwy::float16_t* dst = t.as<hwy::float16_t>() + at;
-    for (; c + N <= n; c += N) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, src + c)), dh, dst + c);
+  if (stride == 1 && t.dtype == DType::bf16) {
+    c = DemoteVectors(src, n, t.as<hwy::bfloat16_t>() + at);
+  } else if (stride == 1 && t.dtype == DType::f16) {
+    c = DemoteVectors(src, n, t.as<hwy::float16_t>() + at);
   }
   for (; c < n; ++c) store(t, at + c * stride, src[c]);
 }
