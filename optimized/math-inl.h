@@ -231,11 +231,9 @@ HWY_INLINE V FusedMulSub(D d, V a, V b, V c) {
 #endif
 }
 
-// ---- bf16 and f16 lanes (the bias families: alibi, t5, absolute, sinusoidal) -------------------
-// Copied from optimized/rope.cc's lane conversions (owned by the rope kernels; rope.cc can drop its
-// copies for these), kept in their own namespace so both compile side by side until then. Highway
-// 1.0.3's bf16 DemoteTo truncates and its emulated f16 conversions (no F16C) truncate and turn ±∞
-// into 65536: these convert with integer lane arithmetic, or F16C's vcvtps2ph / vcvtph2ps.
+// ---- bf16 and f16 lanes (every optimized kernel) -----------------------------------------------
+// Highway 1.0.3's bf16 DemoteTo truncates and its emulated f16 conversions (no F16C) truncate and
+// turn ±∞ into 65536: these convert with integer lane arithmetic, or F16C's vcvtps2ph/vcvtph2ps.
 //
 // One rounding from fp64: rounding fp64 → f32 → bf16/f16 to nearest twice can land on a midpoint of
 // the narrow format that the fp64 value was not on. Rounding fp64 → f32 to ODD first (inexact

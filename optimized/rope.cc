@@ -164,95 +164,10 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
   }
 }
 
-// F16C converts f16 <-> f32 to nearest even, with subnormals, ±∞ and NaN.
-#undef POSENC_ROPE_F16C
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-#define POSENC_ROPE_F16C 1
-#else
-#define POSENC_ROPE_F16C 0
-#endif
-
-// A vector of f32 lanes from Lanes(d) elements of T at p: exact for every T.
-template <class D>
-HWY_INLINE hn::VFromD<D> LoadF32(D d, const float* p) {
-  return hn::LoadU(d, p);
-}
-template <class D>
-HWY_INLINE hn::VFromD<D> LoadF32(D d, const hwy::bfloat16_t* p) {
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
-}
-template <class D>
-HWY_INLINE hn::VFromD<D> LoadF32(D d, const hwy::float16_t* p) {
-#if POSENC_ROPE_F16C
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
-#else
-  // The magnitude's bits moved to f32's fields and scaled by 2¹¹² (= 2^(127 − 15)) is exact for
-  // normals and subnormals alike; exponent 31 (∞, NaN) becomes 255.
-  const hn::RebindToUnsigned<D> du;
-  const hn::Rebind<uint16_t, D> du16;
-  const auto h = hn::PromoteTo(du, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
-  const auto magnitude =
-      hn::BitCast(du, hn::Mul(hn::BitCast(d, hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFF)))),
-                              hn::Set(d, 0x1p112f)));
-  const auto special = hn::Eq(hn::And(h, hn::Set(du, 0x7C00)), hn::Set(du, 0x7C00));
-  const auto bits = hn::IfThenElse(special, hn::Or(magnitude, hn::Set(du, 0x7F800000)), magnitude);
-  return hn::BitCast(d, hn::Or(bits, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000)))));
-#endif
-}
-
-// The low 16 bits of each u32 lane (all ≤ 0xFFFF), stored as Lanes(d) 16-bit elements at p.
-template <class DU>
-HWY_INLINE void StoreLow16(DU /* du */, hn::VFromD<DU> bits, void* p) {
-  const hn::RebindToSigned<DU> di;
-  const hn::Rebind<uint16_t, DU> du16;
-  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, bits)), du16, static_cast<uint16_t*>(p));
-}
-
-// Stores v rounded once to T, to nearest even.
-template <class D>
-HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, float* p) {
-  hn::StoreU(v, d, p);
-}
-template <class D>
-HWY_INLINE void StoreF32(D /* d */, hn::VFromD<D> v, hwy::bfloat16_t* p) {
-  // Adding 0x7FFF plus the kept part's last bit carries into it exactly when the dropped 16 bits
-  // exceed half, or equal half with the kept part odd; a NaN is kept quiet.
-  const hn::RebindToUnsigned<D> du;
-  const auto u = hn::BitCast(du, v);
-  const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1));
-  const auto rounded = hn::Add(u, hn::Add(hn::Set(du, 0x7FFF), odd));
-  const auto nan = hn::RebindMask(du, hn::IsNaN(v));
-  StoreLow16(du, hn::ShiftRight<16>(hn::IfThenElse(nan, hn::Or(u, hn::Set(du, 0x400000)), rounded)),
-             p);
-}
-template <class D>
-HWY_INLINE void StoreF32(D d, hn::VFromD<D> v, hwy::float16_t* p) {
-#if POSENC_ROPE_F16C
-  const hn::Rebind<hwy::float16_t, D> df16;
-  hn::StoreU(hn::DemoteTo(df16, v), df16, p);
-#else
-  // Fabian Giesen's float_to_half_fast3_rtne, lane-wise.
-  const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const auto u = hn::BitCast(du, v);
-  const auto sign = hn::And(u, hn::Set(du, 0x80000000u));
-  const auto a = hn::Xor(u, sign);  // |v|
-  const auto ai = hn::BitCast(di, a);
-  // |v| ≥ 65536, ∞ or NaN: ∞ or a quiet NaN (65520 ≤ |v| < 65536 carries into ∞ below).
-  const auto big = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7F800000))),
-                                  hn::Set(du, 0x7E00), hn::Set(du, 0x7C00));
-  // |v| < 2⁻¹⁴: adding ½ (ulp 2⁻²⁴, f16's subnormal step) rounds to nearest even.
-  const auto tiny = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, a), hn::Set(d, 0.5f))),
-                            hn::Set(du, 0x3F000000));
-  // Normal: rebias the exponent (−112 << 23) and round the 13 dropped bits to nearest even.
-  const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1));
-  const auto normal = hn::ShiftRight<13>(hn::Add(a, hn::Add(hn::Set(du, 0xC8000FFFu), odd)));
-  const auto is_big = hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477FFFFF)));
-  const auto is_tiny = hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000)));
-  const auto bits = hn::IfThenElse(is_big, big, hn::IfThenElse(is_tiny, tiny, normal));
-  StoreLow16(du, hn::Or(bits, hn::ShiftRight<16>(sign)), p);
-#endif
-}
+// bf16 and f16 lanes convert as every optimized kernel does (math-inl.h), rounding once to
+// nearest even; NativeBf16 below adds AVX512_BF16's instructions where the CPU has them.
+using lowp::LoadF32;
+using lowp::StoreF32;
 
 #if HWY_TARGET == HWY_AVX3_DL
 // bf16 elements stored by vcvtneps2bf16, or vcvtne2ps2bf16 for two vectors (AVX512_BF16: nearest
