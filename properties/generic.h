@@ -53,6 +53,28 @@ void showValue(const Mutation<Call>& m, std::ostream& os) {
 template <class Call>
 using ViewOf = std::function<Tensor*(Call&)>;
 
+// Another dtype of the same element size: float ↔ int for 4 and 8 bytes (wrong in every family's
+// views), bf16 ↔ f16 (wrong when a peer view keeps the other; else the call stays valid and the
+// case is discarded). Never a wider one: a mutated view must not claim memory past its
+// allocation, which a plugin kernel that accepts it would write into through the mirror.
+inline DType same_size_other_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return DType::i32;
+    case DType::i32:
+      return DType::f32;
+    case DType::f64:
+      return DType::i64;
+    case DType::i64:
+      return DType::f64;
+    case DType::bf16:
+      return DType::f16;
+    case DType::f16:
+      return DType::bf16;
+  }
+  return dtype;
+}
+
 // Breaks `name` the ways any view can be broken: negative stride, null data, wrong dtype, wrong
 // rank; and for an output, two elements sharing memory.
 template <class Call>
@@ -77,7 +99,7 @@ std::vector<Mutation<Call>> view_mutations(const std::string& name, ViewOf<Call>
        [view](Call& c, Arena&) {
          Tensor* t = view(c);
          if (!t) return false;
-         t->dtype = t->dtype == DType::f32 ? DType::f64 : DType::f32;
+         t->dtype = same_size_other_dtype(t->dtype);
          return true;
        }},
       {name + " wrong rank",
