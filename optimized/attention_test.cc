@@ -317,18 +317,6 @@ TEST(OptimizedAttention, BitwiseIdenticalAtEveryAlignment) {
 
 const DType kLowPrecision[] = {DType::bf16, DType::f16};
 
-// The raw bits of every output element, in logical order, for any dtype.
-std::vector<uint32_t> raw_out(const AttentionCall& call) {
-  std::vector<uint32_t> bits;
-  const size_t size = dtype_size(call.out.dtype);
-  harness::for_each_offset(call.out, [&](int64_t offset) {
-    uint32_t b = 0;
-    std::memcpy(&b, static_cast<const char*>(call.out.data) + offset * size, size);
-    bits.push_back(b);
-  });
-  return bits;
-}
-
 // Multiplies every element of t by factor (rounded to t's dtype).
 void rescale(const Tensor& t, double factor) {
   harness::for_each_offset(t, [&](int64_t at) { store(t, at, load(t, at) * factor); });
@@ -429,9 +417,9 @@ TEST(OptimizedAttention, LowPrecisionBitwiseIdenticalForEveryThreadCount) {
       attention().front().run(call);
       EXPECT_EQ(last_threaded_parts(), threads) << p.label << ": must really run threaded";
       if (first.empty()) {
-        first = raw_out(call);
+        first = output_bits(call);
       } else {
-        EXPECT_TRUE(raw_out(call) == first) << p.label << ", " << threads << " threads";
+        EXPECT_TRUE(output_bits(call) == first) << p.label << ", " << threads << " threads";
       }
     }
   }
@@ -483,7 +471,7 @@ TEST(OptimizedAttention, LowPrecisionOutputsRoundOnceToNearestEven) {
         Arena arena;
         const AttentionCall got = p.build(arena);
         impl.run(got);
-        EXPECT_TRUE(raw_out(got) == raw_out(expected)) << impl.name << " " << p.label;
+        EXPECT_TRUE(output_bits(got) == output_bits(expected)) << impl.name << " " << p.label;
       }
     }
   }
@@ -518,13 +506,13 @@ TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
       Arena ref_arena;
       const AttentionCall expected = p.build(ref_arena);
       reference_impl<AttentionCall>().run(expected);
-      const std::vector<uint32_t> want = raw_out(expected);
+      const std::vector<uint32_t> want = output_bits(expected);
       outputs += static_cast<int64_t>(want.size());
       for (size_t i = 0; i < impls.size(); ++i) {
         Arena arena;
         const AttentionCall got = p.build(arena);
         impls[i].run(got);
-        const std::vector<uint32_t> have = raw_out(got);
+        const std::vector<uint32_t> have = output_bits(got);
         for (size_t e = 0; e < want.size(); ++e) differing[i] += have[e] != want[e];
         const harness::Comparison c = harness::compare(expected, got, impls[i].bound);
         EXPECT_TRUE(c.ok) << impls[i].name << " " << p.label << ": " << c.describe();
