@@ -10,8 +10,11 @@
 
 namespace posenc::harness {
 
+// An ulp of ±∞ is ∞ and of NaN is NaN: a unit taken from a non-finite magnitude says so, rather
+// than passing for the ulp of 1 (frexp's exponent of ∞ is unspecified; glibc gives 0).
 double ulp_f32(double x) {
   x = std::fabs(x);
+  if (!std::isfinite(x)) return x;
   if (!(x >= 0x1p-126)) return 0x1p-149;
   int exponent;
   std::frexp(x, &exponent);  // x = m·2^exponent, m in [0.5, 1)
@@ -20,6 +23,7 @@ double ulp_f32(double x) {
 
 double ulp_f64(double x) {
   x = std::fabs(x);
+  if (!std::isfinite(x)) return x;
   if (!(x >= 0x1p-1022)) return 0x1p-1074;
   int exponent;
   std::frexp(x, &exponent);
@@ -30,6 +34,7 @@ double ulp_bf16(double x) { return std::fabs(x) < 0x1p-126 ? 0x1p-133 : ulp_f32(
 
 double ulp_f16(double x) {
   x = std::fabs(x);
+  if (!std::isfinite(x)) return x;
   if (!(x >= 0x1p-14)) return 0x1p-24;
   int exponent;
   std::frexp(x, &exponent);

@@ -11,7 +11,8 @@
 
 namespace posenc::harness {
 
-// One ulp of an f32 of magnitude |x| (the smallest subnormal step below the normal range).
+// One ulp of an f32 of magnitude |x| (the smallest subnormal step below the normal range; ∞ for
+// ±∞ and NaN for NaN, so a unit taken from a non-finite magnitude cannot pass for a small one).
 double ulp_f32(double x);
 double ulp_f64(double x);
 // One ulp of a bf16 (8 significant bits, f32's exponent range: 2¹⁶·ulp_f32) or an f16 (11 bits,

@@ -170,6 +170,7 @@ enum class AttentionBug {
   gqa_wrong_head,            // query head h reads kv head h % hkv instead of h / (hq / hkv)
   split_keys_by_thread,      // each thread's key range is reduced in f32, then combined in f32
   bias_in_activation_dtype,  // reads the bias as if it had q's dtype (a kernel templated on one T)
+  weighs_hidden_values,      // a hidden key gets weight 0 instead of being skipped: 0·∞ is NaN
 };
 
 void attention_with(AttentionBug bug, const AttentionCall& call) {
@@ -224,7 +225,12 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
         for (int64_t c = 0; c < dv; ++c) acc[c] = facc[c];
       } else if (top != -INFINITY) {
         for (int64_t j = 0; j < keys; ++j) {
-          if (score[j] == -INFINITY) continue;
+          if (score[j] == -INFINITY) {
+            // As a dense p·V product does: every key is read, a hidden one with p = 0.
+            if (bug == AttentionBug::weighs_hidden_values)
+              for (int64_t c = 0; c < dv; ++c) acc[c] += 0.0 * load(v, v.offset(j, kvh, c));
+            continue;
+          }
           const double w = bug == AttentionBug::unstable_softmax
                                ? static_cast<double>(std::exp(static_cast<float>(score[j])))
                                : std::exp(score[j] - top);
@@ -611,6 +617,10 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
        "attention.threads"},
       {make("bias_in_activation_dtype", B::bias_in_activation_dtype),
        "reads an f32 bias as if it had the activations' dtype: wrong only under bf16 or f16",
+       "attention.differential"},
+      {make("weighs_hidden_values", B::weighs_hidden_values),
+       "weighs a masked key by p = 0 instead of skipping it, so an ∞ in an unused KV-cache slot "
+       "turns the rows that cannot see it into NaN",
        "attention.differential"},
   };
   add_generic(list, "attention");

@@ -12,8 +12,9 @@
 // Dtypes: q, k, v and out f32, bf16 or f16 alike; bias f32 or the same dtype.
 //
 // Tolerance unit: |got − ref| ≤ bound · ulp_f32(vmax) · (1 + |scale|·‖q_i‖·kmax), where vmax is the
-// largest |v| in the element's kv head and column, and kmax the largest ‖k_j‖ in that head (ulp of
-// out's dtype for bf16 and f16, kernel.h).
+// largest |v| in the element's kv head and column and kmax the largest ‖k_j‖ in that head, both
+// over the keys row i sees (not masked, bias not −∞): a hidden key cannot change the output, so it
+// does not change its unit either (ulp of out's dtype for bf16 and f16, kernel.h).
 #pragma once
 
 #include <cmath>
