@@ -43,8 +43,8 @@ test-release: release
 test-asan: asan
 	ctest --preset asan -j $(JOBS) -L unit
 
-# libFuzzer: replay every corpus, fuzz each target briefly from a fixed seed, self-check, and
-# build one target with the ClusterFuzzLite script (label fuzz, about 5 minutes).
+# libFuzzer: replay every corpus, fuzz each target for a fixed number of runs from a fixed seed,
+# self-check, and build one target with the ClusterFuzzLite script (label fuzz, about 5 minutes).
 test-fuzz: fuzz
 	ctest --preset fuzz -j $(JOBS) -L fuzz
 

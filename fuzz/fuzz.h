@@ -7,6 +7,10 @@
 //
 // POSENC_FUZZ_BROKEN=1 adds a deliberately broken implementation to the family's registry list,
 // for the self-check that the target finds it (fuzz/CMakeLists.txt).
+//
+// POSENC_FUZZ_SERIAL=1 runs every threaded call's parts in order on one thread (same partition,
+// same bits), so that coverage and hence the whole campaign depend only on the input and the seed:
+// CI's fixed-run campaigns set it, with POSENC_NUM_THREADS pinning the default thread count.
 #pragma once
 
 #include <cstdio>
@@ -15,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "optimized/thread_pool.h"
 #include "properties/decode.h"
 
 namespace posenc::fuzz {
@@ -34,6 +39,16 @@ inline void on_run(const std::string& what) {
   running() = what;
   static const bool verbose = std::getenv("POSENC_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "==posenc fuzz== running %s\n", what.c_str());
+}
+
+// A POSENC_FUZZ_* switch: unset or "0" is off, "1" is on; anything else stops the target, since a
+// typo would silently change what the campaign runs.
+inline bool switch_on(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || std::string(value) == "0") return false;
+  if (std::string(value) == "1") return true;
+  std::fprintf(stderr, "==posenc fuzz== %s=%s: must be 0 or 1\n", name, value);
+  std::exit(2);
 }
 
 inline void after_sanitizer_report(const char*) {
@@ -72,8 +87,7 @@ template <class Call>
 const std::vector<Impl<Call>>& impls() {
   static const std::vector<Impl<Call>> list = [] {
     std::vector<Impl<Call>> l = implementations<Call>();
-    if (const char* broken = std::getenv("POSENC_FUZZ_BROKEN"); broken && *broken == '1')
-      l.push_back(broken_tail<Call>());
+    if (switch_on("POSENC_FUZZ_BROKEN")) l.push_back(broken_tail<Call>());
     return l;
   }();
   return list;
@@ -100,13 +114,14 @@ int run(const uint8_t* data, size_t size) {
 }  // namespace posenc::fuzz
 
 // The libFuzzer entry points of a target for Call.
-#define POSENC_FUZZ_TARGET(Call)                                              \
-  extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {              \
-    if (*argc > 0) posenc::fuzz::program() = (*argv)[0];                      \
-    if (__asan_set_error_report_callback)                                     \
-      __asan_set_error_report_callback(posenc::fuzz::after_sanitizer_report); \
-    return 0;                                                                 \
-  }                                                                           \
-  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {   \
-    return posenc::fuzz::run<posenc::Call>(data, size);                       \
+#define POSENC_FUZZ_TARGET(Call)                                                  \
+  extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {                  \
+    if (*argc > 0) posenc::fuzz::program() = (*argv)[0];                          \
+    posenc::optimized::set_serial(posenc::fuzz::switch_on("POSENC_FUZZ_SERIAL")); \
+    if (__asan_set_error_report_callback)                                         \
+      __asan_set_error_report_callback(posenc::fuzz::after_sanitizer_report);     \
+    return 0;                                                                     \
+  }                                                                               \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {       \
+    return posenc::fuzz::run<posenc::Call>(data, size);                           \
   }

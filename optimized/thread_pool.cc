@@ -1,6 +1,7 @@
 #include "optimized/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -31,6 +32,7 @@ int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
 
 namespace {
 
+std::atomic<bool> g_serial{false};
 thread_local bool t_inside_body = false;
 thread_local int t_last_threaded_parts = 1;
 
@@ -146,7 +148,8 @@ void run_parts(int64_t n, int parts, const std::function<void(Range)>& body) {
     t_inside_body = outer;
   };
   ThreadPool& pool = ThreadPool::instance();
-  if (parts > 1 && !t_inside_body && pool.try_acquire()) {
+  if (parts > 1 && !t_inside_body && !g_serial.load(std::memory_order_relaxed) &&
+      pool.try_acquire()) {
     pool.run(parts, task);
     pool.release();
     t_last_threaded_parts = parts;
@@ -162,5 +165,7 @@ void run_parts(int64_t n, int parts, const std::function<void(Range)>& body) {
 }  // namespace detail
 
 int last_threaded_parts() { return t_last_threaded_parts; }
+
+void set_serial(bool serial) { g_serial.store(serial, std::memory_order_relaxed); }
 
 }  // namespace posenc::optimized

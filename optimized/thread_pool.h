@@ -43,6 +43,11 @@ void parallel_for(int64_t n, int parts, Body&& body);
 // check that a determinism test really split its work.
 int last_threaded_parts();
 
+// While set, every parallel_for runs its parts in order on the calling thread: the same ranges and
+// results, but no code path that depends on which thread ran a part or when. For reproducible
+// fuzzing (fuzz/fuzz.h, POSENC_FUZZ_SERIAL=1); off by default.
+void set_serial(bool serial);
+
 namespace detail {
 void note_inline();
 void run_parts(int64_t n, int parts, const std::function<void(Range)>& body);
