@@ -228,6 +228,11 @@ std::string failure_report(const PropertyResult& result, const std::string& repl
 // "long positions 23% (≥ 15%), tail 41% (≥ 30%), …"
 std::string describe_classes(const std::vector<ClassShare>& classes);
 
+// Asks every running property to stop generating and shrinking cases, as if its deadline had
+// passed (async-signal-safe: `posenc validate` calls it on SIGINT and SIGTERM).
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+
 // Throws RapidCheck's case failure with `message` (for checks outside Case::each).
 [[noreturn]] void fail_case(const std::string& message);
 

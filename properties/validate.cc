@@ -36,7 +36,8 @@ std::string ImplReport::verdict() const {
 namespace {
 bool budget_skipped(const PropertyResult& r) {
   return r.status == PropertyResult::Status::skipped &&
-         r.note.starts_with("not run: the time budget");
+         (r.note.starts_with("not run: the time budget") ||
+          r.note.starts_with("not run: a signal"));
 }
 }  // namespace
 
