@@ -88,6 +88,7 @@ struct Spawned {
 };
 
 [[noreturn]] void keeper_main() {
+  setpgid(0, 0);  // out of the terminal's reach: Ctrl-C is posenc's to handle, not the keeper's
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   syscall(SYS_close_range, 0u, ~0u, 0u);
   for (;;) pause();  // init of the namespace: orphans it is handed die with it
@@ -112,6 +113,7 @@ Spawned spawn(Child&& child) {
   if (namespaced) {
     s.keeper = fork();
     if (s.keeper == 0) keeper_main();
+    if (s.keeper > 0) setpgid(s.keeper, s.keeper);
   }
   if (!namespaced || s.keeper > 0) {
     s.pid = fork();
