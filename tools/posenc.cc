@@ -92,7 +92,7 @@ void parse_numbers(Options& o) {
   if (!o.call_timeout_text.empty())
     o.call_timeout = parse_seconds("--call-timeout", o.call_timeout_text, 3600);
   if (!o.memory_limit_text.empty())
-    o.memory_limit = parse_seconds("--memory-limit", o.memory_limit_text, 1 << 20, "GiB");
+    o.memory_limit = parse_seconds("--memory-limit", o.memory_limit_text, 4096, "GiB");
 }
 
 // Every POSENC_* variable this program or its tests read, checked before anything runs; any
