@@ -115,16 +115,16 @@ void check_environment() {
     throw UsageError("POSENC_FUZZ_BROKEN=" + *v + ": expected 0 or 1");
   if (auto v = value("POSENC_BENCH_BUDGET"); v && !v->empty())
     parse_seconds("POSENC_BENCH_BUDGET", *v, 86400);
-  static const std::vector<std::string> known = {"POSENC_PROFILE", "POSENC_NUM_THREADS",
-                                                 "POSENC_FUZZ_BROKEN", "POSENC_FUZZ_VERBOSE",
-                                                 "POSENC_BENCH_BUDGET"};
+  static const std::vector<std::string> known = {"POSENC_PROFILE",      "POSENC_NUM_THREADS",
+                                                 "POSENC_FUZZ_BROKEN",  "POSENC_FUZZ_VERBOSE",
+                                                 "POSENC_FUZZ_TARGETS", "POSENC_BENCH_BUDGET"};
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e, name = entry.substr(0, entry.find('='));
-    if (name.starts_with("POSENC_") && std::find(known.begin(), known.end(), name) == known.end())
-      throw UsageError(name +
-                       " is not a variable posenc reads (it reads POSENC_PROFILE, "
-                       "POSENC_NUM_THREADS, POSENC_FUZZ_BROKEN, POSENC_FUZZ_VERBOSE and "
-                       "POSENC_BENCH_BUDGET)");
+    if (!name.starts_with("POSENC_") || std::find(known.begin(), known.end(), name) != known.end())
+      continue;
+    std::string names;
+    for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+    throw UsageError(name + " is not a variable posenc reads (it reads " + names + ")");
   }
 }
 
