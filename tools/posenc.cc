@@ -18,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,15 @@ void check_environment() {
     throw UsageError("POSENC_FUZZ_BROKEN=" + *v + ": expected 0 or 1");
   if (auto v = value("POSENC_BENCH_BUDGET"); v && !v->empty())
     parse_seconds("POSENC_BENCH_BUDGET", *v, 86400);
+  if (auto v = value("RC_PARAMS"); v && !v->empty()) {  // the values are RapidCheck's to parse
+    std::istringstream words(*v);
+    for (std::string word; words >> word;) {
+      const std::string key = word.substr(0, word.find('='));
+      if (key != "seed" && key != "max_success" && key != "reproduce")
+        throw UsageError("RC_PARAMS='" + *v + "': posenc validate reads only seed=, max_success= " +
+                         "and reproduce=, not '" + word + "'");
+    }
+  }
   static const std::vector<std::string> known = {"POSENC_PROFILE",      "POSENC_NUM_THREADS",
                                                  "POSENC_FUZZ_BROKEN",  "POSENC_FUZZ_VERBOSE",
                                                  "POSENC_FUZZ_TARGETS", "POSENC_BENCH_BUDGET"};
