@@ -191,7 +191,8 @@ void drop_capabilities() {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct none[2] = {};
   if (syscall(SYS_capset, &header, none) != 0)
-    note_gap(child_gaps, std::string("capabilities kept (capset: ") + std::strerror(errno) + ")");
+    note_gap(child_gaps, std::string("capabilities kept (capset: ") + std::strerror(errno) +
+                             "): a child of a root posenc may open /proc/<posenc>/mem");
 }
 
 // Kills the process for a system call that reaches outside it: tracing or reading another
@@ -199,7 +200,8 @@ void drop_capabilities() {
 void install_seccomp() {
   const scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) {
-    note_gap(child_gaps, "no seccomp filter (seccomp_init failed)");
+    note_gap(child_gaps,
+             "no seccomp filter (seccomp_init failed): the child may signal processes of its user");
     return;
   }
   const uint32_t deny = SCMP_ACT_KILL_PROCESS;
@@ -228,7 +230,8 @@ void enter_user_namespace() {
   const uid_t uid = geteuid();
   const gid_t gid = getegid();
   if (unshare(CLONE_NEWUSER) != 0) {
-    note_gap(child_gaps, std::string("no user namespace (unshare: ") + std::strerror(errno) + ")");
+    note_gap(child_gaps, std::string("no user namespace (unshare: ") + std::strerror(errno) +
+                             "): the child runs as posenc's user, without capabilities");
     return;
   }
   auto write_file = [](const char* path, const std::string& text) {
@@ -257,7 +260,8 @@ void child_setup(int output_fd) {
   enter_user_namespace();
   drop_capabilities();
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    note_gap(child_gaps, std::string("no PR_SET_NO_NEW_PRIVS (") + std::strerror(errno) + ")");
+    note_gap(child_gaps, std::string("no PR_SET_NO_NEW_PRIVS (") + std::strerror(errno) +
+                             "): a setuid program may give the child privileges back");
   install_seccomp();
 }
 
