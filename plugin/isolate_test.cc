@@ -1,12 +1,16 @@
 #include "plugin/isolate.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace posenc::plugin {
 namespace {
@@ -125,20 +129,71 @@ TEST(RunIsolated, KillsWhatAHangingChildStarted) {
   close(fds[0]);
 }
 
-TEST(RunIsolated, ReturnsWhenAGrandchildKeepsTheOutputOpen) {
-  const auto start = std::chrono::steady_clock::now();
+TEST(RunIsolated, AProcessLeftRunningIsAFailureAndIsEnded) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
   const Isolated r = run_isolated(
-      [] {
-        if (fork() == 0) {
-          sleep(60);
+      [&] {
+        if (fork() == 0) {  // double fork and setsid: a daemon, holding the pipe's write end
+          if (fork() == 0) {
+            setsid();
+            close(fds[0]);
+            sleep(60);
+          }
           _exit(0);
         }
         return std::string("done");
       },
       20s);
-  ASSERT_TRUE(r.ok()) << r.describe();
-  EXPECT_EQ(r.result, "done");
+  EXPECT_EQ(r.status, Status::broke);
+  EXPECT_NE(r.error.find("left a process running"), std::string::npos) << r.describe();
+  close(fds[1]);
+  char byte;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(read(fds[0], &byte, 1), 0);  // the daemon is gone
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  close(fds[0]);
+}
+
+TEST(RunIsolated, TheChildCannotSignalItsParent) {
+  const pid_t parent = getpid();
+  const Isolated r = run_isolated(
+      [&] {
+        kill(parent, SIGSTOP);
+        return std::string("not stopped");
+      },
+      10s);
+  expect_killed_by(r, "SIGSYS");
+}
+
+TEST(RunIsolated, TheChildCannotOpenItsParentsMemory) {
+  const std::string path = "/proc/" + std::to_string(getpid()) + "/mem";
+  const Isolated r = run_isolated(
+      [&] {
+        const int fd = open(path.c_str(), O_RDWR);
+        return std::string(fd < 0 ? std::strerror(errno) : "opened");
+      },
+      10s);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.result, "Permission denied");
+}
+
+TEST(RunIsolated, AChildPastItsMemoryLimitIsKilledAndSaysSo) {
+  const Isolated r = run_isolated(
+      [] {
+        std::vector<char> big(size_t{512} << 20, 1);  // touched: 512 MiB resident
+        return std::to_string(big[12345]);
+      },
+      30s, size_t{64} << 20);
+  EXPECT_EQ(r.status, Status::broke);
+  EXPECT_NE(r.error.find("exceeded its 0.0625 GiB memory limit"), std::string::npos)
+      << r.describe();
+}
+
+TEST(RunIsolated, SaysWhichProtectionsApply) {
+  const std::string text = confinement();
+  EXPECT_FALSE(text.empty());
+  EXPECT_NE(text.find("seccomp filter"), std::string::npos) << text;
 }
 
 TEST(RunIsolated, KeepsOnlyTheTailOfTheOutput) {
@@ -189,6 +244,13 @@ Worker test_worker() {
     if (request == "throw") throw std::runtime_error("bad request");
     if (request == "exit") std::exit(3);
     if (request == "print") std::printf("printed by the call\n");
+    if (request == "forge") (void)!write(3, "R\0\1\0\0", 5);  // a reply's header cut short
+    if (request == "garbage") (void)!write(3, "garbage!garbage!garbage!garbage!", 32);
+    if (request == "unsolicited") {  // a whole reply, then the real one: a call's worth too many
+      const uint64_t header[2] = {0, 0};
+      (void)!write(3, "R", 1), (void)!write(3, "", 1), (void)!write(3, header, sizeof header);
+    }
+    if (request == "close") close(3);
     if (request == "count") return std::to_string(calls);
     return "echo " + std::string(request);
   });
@@ -238,6 +300,44 @@ TEST(Worker, AnExitIsACrashWithItsStatus) {
   const Isolated r = worker.call("exit", 10s);
   EXPECT_EQ(r.status, Status::crashed);
   EXPECT_EQ(r.error, "exited with status 3 before returning");
+}
+
+TEST(Worker, AForgedShortReplyFailsThatCallAndTheNextStartsClean) {
+  Worker worker = test_worker();
+  EXPECT_TRUE(worker.call("a", 10s).ok());
+  for (const char* forgery : {"forge", "garbage"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const Isolated r = worker.call(forgery, 10s);
+    EXPECT_EQ(r.status, Status::broke);
+    EXPECT_NE(r.error.find("sent a malformed reply"), std::string::npos) << r.describe();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    const Isolated next = worker.call("b", 10s);
+    ASSERT_TRUE(next.ok()) << next.describe();
+    EXPECT_EQ(next.result, "echo b");
+  }
+}
+
+TEST(Worker, BytesNobodyAskedForFailACallAndDoNotShiftTheChannel) {
+  Worker worker = test_worker();
+  const Isolated first = worker.call("unsolicited", 10s);
+  // The reply cut short by what follows, or the call after it: one of the two fails, saying so.
+  const Isolated second = worker.call("c", 10s);
+  const Isolated& failed = first.ok() ? second : first;
+  EXPECT_EQ(failed.status, Status::broke);
+  EXPECT_NE(failed.error.find("bytes"), std::string::npos) << failed.describe();
+  for (const char* request : {"d", "e"}) {
+    const Isolated r = worker.call(request, 10s);
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.result, "echo " + std::string(request));
+  }
+}
+
+TEST(Worker, AClosedChannelIsReportedAsSuch) {
+  Worker worker = test_worker();
+  const Isolated r = worker.call("close", 10s);
+  EXPECT_EQ(r.status, Status::broke);
+  EXPECT_EQ(r.error, "closed its channel to posenc (fd 3) without replying");
+  EXPECT_EQ(worker.call("f", 10s).result, "echo f");
 }
 
 TEST(Worker, EachCallGetsItsOwnOutput) {

@@ -406,12 +406,14 @@ std::string join(const std::vector<std::string>& parts) {
 // child keeps all of that memory inaccessible; a call opens exactly its own pages.
 class Host {
  public:
-  explicit Host(const std::string& path)
+  Host(const std::string& path, size_t memory_limit)
       : worker_(
             [path, base = memory_.base(), size = memory_.size(),
              table = static_cast<const posenc_plugin*>(nullptr)](std::string_view request) mutable {
               return serve(path, base, size, table, request);
-            }) {}
+            },
+            memory_limit) {}
+  int& hangs() { return hangs_; }
 
   std::mutex& mutex() { return mutex_; }
   SharedMemory& memory() { return memory_; }
@@ -473,11 +475,15 @@ class Host {
   SharedMemory memory_;  // before worker_: the child must inherit it
   Worker worker_;
   std::mutex mutex_;
+  int hangs_ = 0;
 };
 
 template <class Call>
 void run_kernel(const Source& source, Host& host, const Call& call) {
   std::lock_guard lock(host.mutex());
+  if (host.hangs() >= kMaxHangs)
+    throw KernelFailure(source.impl + " not called: its library hung " + std::to_string(kMaxHangs) +
+                        " times already");
   host.memory().reset();
   Call copy = call;
   Block block(host.memory());
@@ -498,13 +504,22 @@ void run_kernel(const Source& source, Host& host, const Call& call) {
     case Isolated::Status::crashed:
       throw KernelFailure(source.impl + " crashed: " + isolated.describe());
     case Isolated::Status::timed_out:
+      ++host.hangs();
       throw KernelFailure(source.impl + " hung: " + isolated.describe());
+    case Isolated::Status::broke:
+      throw KernelFailure(source.impl + " " + isolated.describe());
   }
   if (stray) throw KernelFailure(source.impl + " wrote outside its tensors: " + *stray);
-  WireReader reply(isolated.result);
-  const int code = reply.get<int>();
-  std::string argument = reply.get_string(), value = reply.get_string(),
-              message = reply.get_string();
+  int code;
+  std::string argument, value, message;
+  try {  // the reply's bytes came from the child: trust none of them
+    WireReader reply(isolated.result);
+    code = reply.get<int>();
+    argument = reply.get_string(), value = reply.get_string(), message = reply.get_string();
+    if (!reply.done()) throw std::runtime_error("bytes after its end");
+  } catch (const std::runtime_error& e) {
+    throw KernelFailure(source.impl + " sent a malformed reply: " + e.what());
+  }
   if (code == POSENC_INVALID_ARGUMENT) throw Error(argument, value, message);
   if (code != POSENC_OK)
     throw KernelFailure(source.impl + " failed (code " + std::to_string(code) + "): " + message);
@@ -537,16 +552,31 @@ Plugin load(const std::string& path, const Options& options) {
     throw LoadError("cannot open plugin " + path + ": " + std::strerror(errno));
   Plugin plugin;
   plugin.path_ = resolved;
-  const Isolated probe = run_isolated([&] { return read_table(plugin.path_); }, options.timeout);
+  const Isolated probe =
+      run_isolated([&] { return read_table(plugin.path_); }, options.timeout, options.memory_limit);
   if (probe.status == Isolated::Status::threw)
     throw LoadError("cannot load plugin " + path + ": " + probe.error);
   if (!probe.ok())
     throw LoadError("cannot load plugin " + path + ": it " +
-                    (probe.status == Isolated::Status::timed_out ? "hung" : "crashed") +
+                    (probe.status == Isolated::Status::timed_out ? "hung"
+                     : probe.status == Isolated::Status::broke   ? "failed"
+                                                                 : "crashed") +
                     " while loading: " + probe.describe());
-  WireReader table(probe.result);
+  try {  // the table's bytes came from the child: check them again here
+    read_kernels(plugin, probe.result, options);
+  } catch (const std::runtime_error& e) {
+    throw LoadError("cannot load plugin " + path + ": its table arrived malformed (" + e.what() +
+                    ")");
+  }
+  return plugin;
+}
+
+void read_kernels(Plugin& plugin, const std::string& bytes, const Options& options) {
+  WireReader table(bytes);
   const auto count = table.get<uint32_t>();
-  const auto host = std::make_shared<Host>(plugin.path_);  // one child for all its kernels
+  if (count > kMaxKernels) throw std::runtime_error(std::to_string(count) + " kernels");
+  // one child for all its kernels
+  const auto host = std::make_shared<Host>(plugin.path_, options.memory_limit);
   for (uint32_t i = 0; i < count; ++i) {
     Source source{.path = plugin.path_, .kernel = table.get_string(), .index = i};
     source.timeout = options.timeout;
@@ -554,6 +584,8 @@ Plugin load(const std::string& path, const Options& options) {
     const auto flags = table.get<uint32_t>();
     const auto variants = table.get<uint64_t>();
     const auto bound = table.get<double>();
+    if (family > POSENC_FAMILY_T5 || source.kernel.empty() || source.kernel.size() > kMaxName)
+      throw std::runtime_error("kernel #" + std::to_string(i) + " is not what the child checked");
     source.impl = std::string(family_name(static_cast<Family>(family))) + "/" + source.kernel;
     std::apply(
         [&](auto&... lists) {
@@ -566,7 +598,7 @@ Plugin load(const std::string& path, const Options& options) {
         },
         plugin.kernels_);
   }
-  return plugin;
+  if (!table.done()) throw std::runtime_error("bytes after its end");
 }
 
 }  // namespace posenc::plugin

@@ -36,7 +36,12 @@ class KernelFailure : public std::runtime_error {
 
 struct Options {
   std::chrono::duration<double> timeout{10.0};  // per kernel call, and for loading
+  size_t memory_limit = 0;                      // bytes of the child's own memory; 0: none
 };
+
+// After this many hung calls, a library's kernels are not called again (each hang costs a call's
+// whole timeout); the calls fail at once saying so.
+inline constexpr int kMaxHangs = 3;
 
 // The kernels of one library, as registry entries named "<family>/<kernel name>".
 class Plugin {
@@ -51,6 +56,7 @@ class Plugin {
 
  private:
   friend Plugin load(const std::string& path, const Options& options);
+  friend void read_kernels(Plugin& plugin, const std::string& bytes, const Options& options);
   std::string path_;
   std::tuple<std::vector<Impl<AttentionCall>>, std::vector<Impl<AbsoluteCall>>,
              std::vector<Impl<SinusoidalCall>>, std::vector<Impl<RopeFrequenciesCall>>,

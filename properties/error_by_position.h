@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "properties/harness.h"
+#include "properties/property.h"
 
 namespace posenc::harness {
 
@@ -27,7 +28,8 @@ Problem<SinusoidalCall> band_problem(const Impl<SinusoidalCall>& impl, int64_t l
 Problem<RopeCall> band_problem(const Impl<RopeCall>& impl, int64_t lo, int64_t hi);
 
 // The bands from [0, 1] up to [2^23, 2^24]; empty for a family without positions, or when `impl`
-// supports no problem of the shapes tried. Stops early past `deadline`, and after a band whose
+// supports no problem of the shapes tried. Stops early past `deadline` or on stop_requested(), and
+// after a band whose
 // call threw (a crash or a hang would only repeat in every band, each costing its time limit).
 template <class Call>
 std::vector<PositionBand> error_by_position(
@@ -36,7 +38,7 @@ std::vector<PositionBand> error_by_position(
   std::vector<PositionBand> bands;
   if constexpr (requires { band_problem(impl, 0, 1); }) {
     for (int64_t lo = 0, hi = 1; hi <= kMaxPosition; lo = hi, hi *= 2) {
-      if (deadline && std::chrono::steady_clock::now() >= *deadline) break;
+      if (stop_requested() || (deadline && std::chrono::steady_clock::now() >= *deadline)) break;
       const Problem<Call> problem = band_problem(impl, lo, hi);
       if (problem.label.empty()) return {};
       const Outcome o = differential(impl, problem);

@@ -33,6 +33,11 @@ struct Verdict {
   static Verdict of(const Comparison& c, const std::string& what = "");
 };
 
+// Asks every running property to stop generating and shrinking cases, as if its deadline had
+// passed (async-signal-safe: `posenc validate` calls it on SIGINT and SIGTERM).
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+
 // Records the verdicts of one case's implementations. The runner owns it; Case writes to it.
 class CaseLog {
  public:
@@ -67,6 +72,7 @@ class Case {
   // may run several calls per case (a cached and an on-the-fly one, both layouts, …).
   template <class Check>
   void each(Check&& check) {
+    if (stopped()) return;
     for (size_t i = 0; i < impls_.size(); ++i)
       if (auto verdict = guarded(check, impls_[i])) log_.record(i, std::move(*verdict));
     log_.finish(names_);
@@ -74,6 +80,7 @@ class Case {
   // The same, for the implementations that declare every variant `call` needs.
   template <class Check>
   void each(const Call& call, Check&& check) {
+    if (stopped()) return;
     for (size_t i = 0; i < impls_.size(); ++i)
       if (supports(impls_[i], call))
         if (auto verdict = guarded(check, impls_[i])) log_.record(i, std::move(*verdict));
@@ -82,6 +89,12 @@ class Case {
 
  private:
   struct Unsupported {};
+
+  // After SIGINT or SIGTERM the rest of a case is not run (a plugin's call may take its timeout).
+  bool stopped() {
+    if (stop_requested()) log_.skip();
+    return log_.skipped();
+  }
 
   // `impl`, whose run refuses (throws Unsupported for) a call needing an undeclared variant.
   static Impl<Call> declared_only(const Impl<Call>& impl) {

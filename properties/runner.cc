@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -42,6 +43,29 @@ void fail_case(const std::string& message) {
 }
 
 namespace {
+std::atomic<bool> stop_flag{false};
+}  // namespace
+
+void request_stop() noexcept { stop_flag.store(true, std::memory_order_relaxed); }
+bool stop_requested() noexcept { return stop_flag.load(std::memory_order_relaxed); }
+
+namespace {
+
+// A case on which a kernel hung cost a whole call timeout: after the first failing case and 2
+// shrink candidates that hung, shrinking stops at the smallest hanging case found.
+constexpr int kMaxHangingCases = 3;
+
+// Whether an implementation hung on the case just run ("rope/x hung: timed out after 10 s"), or
+// was not called because its library hung too often ("rope/x not called: its library hung 3
+// times already", plugin/loader.cc).
+enum class Hang { none, hung, not_called };
+Hang hang_in(const CaseLog& log) {
+  Hang hang = Hang::none;
+  for (const auto& v : log.verdicts())
+    if (v && !v->ok && v->detail.find(" hung") != std::string::npos)
+      hang = v->detail.find(" not called: ") != std::string::npos ? Hang::not_called : Hang::hung;
+  return hang;
+}
 
 bool truthy(const char* s) { return s != nullptr && *s != '\0'; }
 
@@ -84,7 +108,8 @@ struct Pass {
   std::vector<std::optional<Verdict>> minimal;              // the shrunk case's verdicts
   std::string message, counterexample, reproduce, trouble;  // trouble: the run itself broke
   int64_t cases = 0;
-  int64_t cut = 0;  // cases not run because the deadline had passed
+  int64_t cut = 0;        // cases not run because the deadline had passed
+  int hanging_cases = 0;  // failing cases and shrink candidates on which an implementation hung
   std::map<std::string, int64_t> tags;
   // The smallest failing case run so far, as it ran. RapidCheck runs the final counterexample once
   // more to describe it; once the deadline has passed that run is skipped, and these stand in.
@@ -119,11 +144,15 @@ class Listener : public rcd::TestListener {
     }
     if (d.result.type == rcd::CaseResult::Type::Failure) {
       if (pass_.first_failure.empty()) pass_.first_failure = verdicts;
+      pass_.hanging_cases += hang_in(log_) != Hang::none;
       remember(d);
     }
   }
   void onShrinkTried(const rcd::CaseDescription& d, bool accepted) override {
-    if (accepted && !log_.skipped()) remember(d);
+    if (log_.skipped()) return;
+    const Hang hang = hang_in(log_);
+    pass_.hanging_cases += hang != Hang::none;
+    if (accepted && hang != Hang::not_called) remember(d);  // a case not run is no smaller case
   }
   void onTestFinished(const rcd::TestMetadata&, const rcd::TestResult&) override {}
 
@@ -146,7 +175,10 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
   // A replay runs its one case whatever the time.
   const bool budgeted = options.deadline && options.reproduce.empty();
   auto property = rcd::toProperty([&] {
-    if (budgeted && std::chrono::steady_clock::now() >= *options.deadline) {
+    const bool out_of_time = (budgeted && std::chrono::steady_clock::now() >= *options.deadline) ||
+                             (options.reproduce.empty() && stop_requested()) ||
+                             pass.hanging_cases >= kMaxHangingCases;
+    if (out_of_time) {
       log.begin(active.size());
       log.skip();
       ++pass.cut;
@@ -189,8 +221,9 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
     pass.message = f.description;
     pass.counterexample = describe_example(f.counterExample);
     pass.reproduce = encode(id, f.reproduce);
-    pass.minimal = log.verdicts();         // the last case run is the smallest failing one
-    if (log.skipped() && pass.smallest) {  // that last run was skipped: past the deadline
+    pass.minimal = log.verdicts();  // the last case run is the smallest failing one
+    // That last run was skipped (past the deadline), or its kernel was no longer called.
+    if ((log.skipped() || hang_in(log) == Hang::not_called) && pass.smallest) {
       pass.message = pass.smallest->message;
       pass.counterexample = pass.smallest->counterexample;
       pass.minimal = pass.smallest->verdicts;
@@ -295,11 +328,13 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
   for (size_t i = 0; i < impls.size(); ++i)
     results[i] = {property, statement, impls[i], Status::passed};
   for (auto& r : results) r.seed = options.seed;
-  if (options.deadline && options.reproduce.empty() &&
-      std::chrono::steady_clock::now() >= *options.deadline) {
+  if (options.reproduce.empty() &&
+      (stop_requested() ||
+       (options.deadline && std::chrono::steady_clock::now() >= *options.deadline))) {
     for (auto& r : results) {
       r.status = Status::skipped;
-      r.note = "not run: the time budget ran out before it started";
+      r.note = stop_requested() ? "not run: a signal stopped the run before it started"
+                                : "not run: the time budget ran out before it started";
     }
     return results;
   }
@@ -316,7 +351,11 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     r.failure = fmt::format("{}\nminimal counterexample:\n{}{}", statement, pass.counterexample,
                             v && !v->ok ? r.impl + ": " + v->detail : pass.message);
     r.reproduce = pass.reproduce;
-    if (pass.cut > 0)
+    if (pass.hanging_cases >= kMaxHangingCases)
+      r.cut = fmt::format(
+          "shrinking stopped after {} hanging cases: the smallest hanging case found so far",
+          pass.hanging_cases);
+    else if (pass.cut > 0)
       r.cut = "the time budget stopped its shrinking: a smaller counterexample may exist";
   };
 

@@ -36,14 +36,20 @@ std::string ImplReport::verdict() const {
 namespace {
 bool budget_skipped(const PropertyResult& r) {
   return r.status == PropertyResult::Status::skipped &&
-         r.note.starts_with("not run: the time budget");
+         (r.note.starts_with("not run: the time budget") ||
+          r.note.starts_with("not run: a signal"));
+}
+// A cut by the time budget or a signal (not shrinking stopped at a hanging case, which is the
+// failure's own story).
+bool budget_cut(const PropertyResult& r) {
+  return !r.cut.empty() && !r.cut.starts_with("shrinking stopped after");
 }
 }  // namespace
 
 bool cut_short(const std::vector<ImplReport>& reports) {
   for (const auto& report : reports)
     for (const auto& r : report.results)
-      if (!r.cut.empty() || budget_skipped(r)) return true;
+      if (budget_cut(r) || budget_skipped(r)) return true;
   return false;
 }
 
@@ -51,7 +57,7 @@ std::string cut_summary(const std::vector<ImplReport>& reports) {
   int stopped = 0, not_run = 0;
   for (const auto& report : reports)
     for (const auto& r : report.results) {
-      stopped += !r.cut.empty();
+      stopped += budget_cut(r);
       not_run += budget_skipped(r);
     }
   return fmt::format("{} property runs stopped early, {} not run", stopped, not_run);

@@ -3,17 +3,26 @@
 // plugin libraries (--kernel lib.so, each call isolated in a child process), and prints, per
 // implementation, each property's cases, worst error against its bound and verdict, then a summary
 // with one row per implementation. Exit status: 0 all passed, 1 a property failed, 2 usage or load
-// error.
+// error, 3 stopped early (the time budget, SIGINT or SIGTERM) with nothing failed.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "plugin/isolate.h"
 #include "plugin/loader.h"
 #include "properties/report.h"
 #include "properties/selftest.h"
@@ -27,13 +36,125 @@ using namespace posenc::harness;
 struct Options {
   std::vector<std::string> kernels;  // plugin libraries
   std::string family, impl, property, reproduce, json, junit, html;
+  // Numbers as typed, parsed strictly by parse_numbers().
+  std::string seed_text, cases_text, time_budget_text, call_timeout_text, memory_limit_text;
   std::optional<uint64_t> seed;
   std::optional<int> cases;
-  std::optional<double> time_budget;  // seconds
-  double call_timeout = 10;           // seconds, per plugin kernel call
+  std::optional<double> time_budget;   // seconds
+  double call_timeout = 10;            // seconds, per plugin kernel call
+  std::optional<double> memory_limit;  // GiB per plugin child
   bool selftest = false;
   std::string command;  // how this binary was invoked, for replay lines
 };
+
+// A bad flag or environment variable: exit status 2 with this message.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Without --time-budget, a plugin's run in the CI profile stops generating cases after 5 minutes
+// (the nightly profile's after an hour) and reports what it cut short; built-ins have no limit.
+constexpr double kPluginTimeBudget = 300, kNightlyPluginTimeBudget = 3600;
+
+uint64_t parse_integer(const std::string& flag, const std::string& text, uint64_t lo, uint64_t hi) {
+  const auto bad = [&] {
+    return UsageError(
+        fmt::format("{} {}: expected a whole number from {} to {}", flag, text, lo, hi));
+  };
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) throw bad();
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  if (errno == ERANGE || *end != '\0' || n < lo || n > hi) throw bad();
+  return n;
+}
+
+double parse_seconds(const std::string& flag, const std::string& text, double hi,
+                     const char* unit = "seconds") {
+  const auto bad = [&] {
+    return UsageError(
+        fmt::format("{} {}: expected {} greater than 0 and at most {:g}", flag, text, unit, hi));
+  };
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x) || x <= 0 || x > hi)
+    throw bad();
+  return x;
+}
+
+void parse_numbers(Options& o) {
+  if (!o.seed_text.empty())
+    o.seed = parse_integer("--seed", o.seed_text, 0, std::numeric_limits<uint64_t>::max());
+  if (!o.cases_text.empty())
+    o.cases = static_cast<int>(parse_integer("--cases", o.cases_text, 1, 100000000));
+  if (!o.time_budget_text.empty())
+    o.time_budget = parse_seconds("--time-budget", o.time_budget_text, 7 * 86400);
+  if (!o.call_timeout_text.empty())
+    o.call_timeout = parse_seconds("--call-timeout", o.call_timeout_text, 3600);
+  if (!o.memory_limit_text.empty())
+    o.memory_limit = parse_seconds("--memory-limit", o.memory_limit_text, 4096, "GiB");
+}
+
+// Every POSENC_* variable this program or its tests read, checked before anything runs; any
+// other POSENC_* variable is a typo.
+void check_environment() {
+  auto value = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  if (auto v = value("POSENC_PROFILE"); v && !v->empty() && *v != "ci" && *v != "nightly")
+    throw UsageError("POSENC_PROFILE=" + *v + ": expected ci or nightly");
+  if (auto v = value("POSENC_NUM_THREADS"); v && !v->empty()) {
+    try {
+      resolve_threads(0);
+    } catch (const std::exception&) {
+      throw UsageError("POSENC_NUM_THREADS=" + *v + ": expected a whole number from 1 to 1024");
+    }
+  }
+  if (auto v = value("POSENC_FUZZ_BROKEN"); v && !v->empty() && *v != "0" && *v != "1")
+    throw UsageError("POSENC_FUZZ_BROKEN=" + *v + ": expected 0 or 1");
+  if (auto v = value("POSENC_BENCH_BUDGET"); v && !v->empty())
+    parse_seconds("POSENC_BENCH_BUDGET", *v, 86400);
+  if (auto v = value("RC_PARAMS"); v && !v->empty()) {  // the values are RapidCheck's to parse
+    std::istringstream words(*v);
+    for (std::string word; words >> word;) {
+      const std::string key = word.substr(0, word.find('='));
+      if (key != "seed" && key != "max_success" && key != "reproduce")
+        throw UsageError("RC_PARAMS='" + *v + "': posenc validate reads only seed=, max_success= " +
+                         "and reproduce=, not '" + word + "'");
+    }
+  }
+  static const std::vector<std::string> known = {"POSENC_PROFILE",      "POSENC_NUM_THREADS",
+                                                 "POSENC_FUZZ_BROKEN",  "POSENC_FUZZ_VERBOSE",
+                                                 "POSENC_FUZZ_TARGETS", "POSENC_BENCH_BUDGET"};
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e, name = entry.substr(0, entry.find('='));
+    if (!name.starts_with("POSENC_") || std::find(known.begin(), known.end(), name) != known.end())
+      continue;
+    std::string names;
+    for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+    throw UsageError(name + " is not a variable posenc reads (it reads " + names + ")");
+  }
+}
+
+// Fails now, not after the run, when a report could not be written to `path`.
+void check_writable(const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw UsageError(fmt::format("{} {}: cannot write it: {}", flag, path, std::strerror(errno)));
+  close(fd);
+  if (!existed) unlink(path.c_str());
+}
+
+// Overwritten only by something writing this process's memory from outside (a plugin through
+// /proc/<pid>/mem): checked before the report is trusted.
+constexpr char kCanary[] = "posenc validate canary: untouched";
+char canary[sizeof kCanary];
+
+void on_stop_signal(int) { harness::request_stop(); }
 
 // Where implementations come from: the registry, the self-test, or one plugin library.
 struct Source {
@@ -61,9 +182,25 @@ std::string shell_word(const std::string& s) {
   return q + "'";
 }
 
-int validate(const Options& o) {
+int validate(Options& o) {
+  parse_numbers(o);
+  check_environment();
+  for (auto [flag, path] : {std::pair{"--json", o.json}, {"--junit", o.junit}, {"--html", o.html}})
+    check_writable(flag, path);
   ValidateOptions options;
-  options.run = RunOptions::from_environment();
+  try {
+    options.run = RunOptions::from_environment();
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("RC_PARAMS='{}': {}", std::getenv("RC_PARAMS"), e.what()));
+  }
+  if (!o.time_budget && !o.kernels.empty())
+    o.time_budget = options.run.profile == "nightly" ? kNightlyPluginTimeBudget : kPluginTimeBudget;
+  std::memcpy(canary, kCanary, sizeof kCanary);
+  struct sigaction stop {};
+  stop.sa_handler = on_stop_signal;
+  stop.sa_flags = SA_RESETHAND;  // a second signal ends the run at once
+  sigaction(SIGINT, &stop, nullptr);
+  sigaction(SIGTERM, &stop, nullptr);
   if (o.seed) options.run.seed = *o.seed;
   if (o.cases) options.run.cases = *o.cases;
   if (!o.reproduce.empty()) {
@@ -86,6 +223,9 @@ int validate(const Options& o) {
     try {
       plugin::Options load_options;
       load_options.timeout = std::chrono::duration<double>(o.call_timeout);
+      load_options.memory_limit =
+          o.memory_limit ? static_cast<size_t>(*o.memory_limit * double(size_t{1} << 30))
+                         : plugin::default_memory_limit();
       sources.push_back({path, plugin::load(path, load_options)});
     } catch (const plugin::LoadError& e) {
       fmt::print(stderr, "posenc validate: {}\n", e.what());
@@ -96,10 +236,19 @@ int validate(const Options& o) {
   if (o.time_budget)
     options.run.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                        std::chrono::duration<double>(*o.time_budget));
-  fmt::print("posenc validate: {} profile, seed {}, {} cases per property{}{}\n\n",
+  fmt::print("posenc validate: {} profile, seed {}, {} cases per property{}{}\n",
              options.run.profile, options.run.seed, options.run.cases,
              o.time_budget ? fmt::format(", time budget {:g} s", *o.time_budget) : "",
              o.reproduce.empty() ? "" : ", replaying one case");
+  if (!o.kernels.empty()) {
+    const std::string confinement = plugin::confinement();
+    const size_t line = confinement.find('\n');
+    fmt::print(
+        "plugin sandbox: {}; memory limit {:.3g} GiB per child\n", confinement.substr(0, line),
+        o.memory_limit.value_or(double(plugin::default_memory_limit()) / double(size_t{1} << 30)));
+    if (line != std::string::npos) fmt::print("{}", confinement.substr(line + 1));
+  }
+  fmt::print("\n");
 
   // One job per family with implementations to validate, so that a time budget is shared
   // between families as harness::validate shares a family's between its properties.
@@ -171,9 +320,19 @@ int validate(const Options& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{}{} implementations, {} failed, {:.1f} s\n", format_summary(reports), reports.size(),
              failed, seconds);
-  if (o.time_budget && cut_short(reports))
+  const bool stopped = harness::stop_requested(), cut = cut_short(reports) || stopped;
+  if (stopped)
+    fmt::print("a signal stopped the run: {}\n", cut_summary(reports));
+  else if (o.time_budget && cut)
     fmt::print("the time budget of {:g} s cut the run short: {}\n", *o.time_budget,
                cut_summary(reports));
+  if (std::memcmp(canary, kCanary, sizeof kCanary) != 0) {
+    fmt::print(stderr,
+               "posenc validate: this process's memory was written from outside during the run "
+               "(its canary now reads '{}'): no report can be trusted\n",
+               std::string(canary, strnlen(canary, sizeof canary)));
+    return 2;
+  }
 
   const RunInfo info{options.run.profile, options.run.seed, options.run.cases, o.time_budget,
                      seconds};
@@ -185,7 +344,7 @@ int validate(const Options& o) {
       return 2;
     }
   }
-  return failed ? 1 : 0;
+  return failed ? 1 : cut ? 3 : 0;
 }
 
 }  // namespace
@@ -202,17 +361,20 @@ int main(int argc, char** argv) {
   cmd->add_option("--family", o.family, "only this family (e.g. rope)");
   cmd->add_option("--impl", o.impl, "only this implementation (e.g. rope/reference)");
   cmd->add_option("--property", o.property, "only this property (e.g. differential)");
-  cmd->add_option("--seed", o.seed, "RapidCheck seed (default: the CI seed, or POSENC_PROFILE's)");
-  cmd->add_option("--cases", o.cases, "cases per property (default 200; nightly profile 4000)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--time-budget", o.time_budget,
-                  "stop generating new cases after this many seconds (the report says what was "
-                  "cut short)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--call-timeout", o.call_timeout,
+  cmd->add_option("--seed", o.seed_text,
+                  "RapidCheck seed, 0 to 2^64-1 (default: the CI seed, or POSENC_PROFILE's)");
+  cmd->add_option("--cases", o.cases_text,
+                  "cases per property, 1 to 10^8 (default 200; nightly profile 4000)");
+  cmd->add_option("--time-budget", o.time_budget_text,
+                  "stop generating new cases after this many seconds, then report what was cut "
+                  "short and exit 3 (default with --kernel: 300, nightly profile 3600; built-ins: "
+                  "none)");
+  cmd->add_option("--call-timeout", o.call_timeout_text,
                   "a plugin kernel call still running after this many seconds has hung (default "
-                  "10)")
-      ->check(CLI::PositiveNumber);
+                  "10, at most 3600)");
+  cmd->add_option("--memory-limit", o.memory_limit_text,
+                  "GiB of its own memory a plugin's child may use before it is killed (default: "
+                  "a quarter of this machine's RAM)");
   cmd->add_option("--reproduce", o.reproduce, "replay the one failing case a report printed");
   cmd->add_option("--json", o.json, "also write the report as JSON to this file");
   cmd->add_option("--junit", o.junit, "also write the report as JUnit XML to this file");
@@ -226,6 +388,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "posenc validate: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {  // nothing leaves main as an abort
+    fmt::print(stderr, "posenc validate: {}\n", e.what());
+    return 2;
   }
   return status;
 }
