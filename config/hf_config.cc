@@ -161,6 +161,9 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
          "disagrees with " + dict.path("rope_type") + " = \"" + *rope_type + "\"");
   r.rope_type = rope_type ? *rope_type : legacy_type ? *legacy_type : "default";
   if (r.rope_type == "mrope") r.rope_type = "default";  // Qwen2-VL: M-RoPE over default frequencies
+  // Phi-3's config renames its legacy types (Phi3Config._rope_scaling_adjustment).
+  if (c.model_type == "phi3" && !rope_type && (r.rope_type == "su" || r.rope_type == "yarn"))
+    r.rope_type = "longrope";
 
   const auto known = keys_by_type().find(r.rope_type);
   if (known == keys_by_type().end()) {

@@ -5,7 +5,7 @@
 //   rope dict     `rope_parameters` or the legacy `rope_scaling` (not both), under `text_config`
 //   when
 //                 the config has one; `rope_type`, or the legacy `type` ("mrope" is Qwen2-VL's name
-//                 for default); absent or null means default
+//                 for default, "su" and "yarn" Phi-3's for longrope); absent or null means default
 //   base          the dict's `rope_theta`, else the config's, else 10000
 //   rotary_dim    int(head_dim · partial_rotary_factor); head_dim is `qk_rope_head_dim` (DeepSeek),
 //                 else `head_dim`, else hidden_size / num_attention_heads

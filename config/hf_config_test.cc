@@ -228,5 +228,15 @@ TEST(Parse, LongropeSwitchesAtL0AndDerivesItsFactor) {
   EXPECT_EQ(s.long_factor, (std::vector<double>{2, 2, 2, 2}));
 }
 
+TEST(Parse, PhiThreesLegacyTypesAreLongrope) {
+  for (const char* type : {"su", "yarn"}) {
+    const std::string config = std::string(R"({"model_type": "phi3", "head_dim": 4,
+        "max_position_embeddings": 8192, "original_max_position_embeddings": 4096,
+        "rope_scaling": {"short_factor": [1, 1], "long_factor": [2, 2], "type": ")") +
+                               type + R"("}})";
+    EXPECT_EQ(parse(config).layer(std::nullopt).scaling.kind, RopeScalingKind::longrope) << type;
+  }
+}
+
 }  // namespace
 }  // namespace posenc::config
