@@ -156,11 +156,13 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
 
   const auto rope_type = dict.string("rope_type");
   const auto legacy_type = dict.string("type");
-  if (rope_type && legacy_type && *rope_type != *legacy_type && *legacy_type != "mrope")
+  // Qwen2-VL's legacy "mrope" is M-RoPE over default frequencies.
+  const auto legacy = legacy_type == "mrope" ? std::optional<std::string>("default") : legacy_type;
+  if (rope_type && legacy && *rope_type != *legacy)
     fail(dict.path("type"), json(*legacy_type),
-         "disagrees with " + dict.path("rope_type") + " = \"" + *rope_type + "\"");
-  r.rope_type = rope_type ? *rope_type : legacy_type ? *legacy_type : "default";
-  if (r.rope_type == "mrope") r.rope_type = "default";  // Qwen2-VL: M-RoPE over default frequencies
+         "disagrees with " + dict.path("rope_type") + " = \"" + *rope_type +
+             "\" (transformers versions differ on which wins)");
+  r.rope_type = rope_type ? *rope_type : legacy ? *legacy : "default";
   // Phi-3's config renames its legacy types (Phi3Config._rope_scaling_adjustment).
   if (c.model_type == "phi3" && !rope_type && (r.rope_type == "su" || r.rope_type == "yarn"))
     r.rope_type = "longrope";
@@ -329,6 +331,17 @@ ModelRope parse_json(const json& root_json, int64_t seq_len) {
   const json* text_json = root.get("text_config");
   const Object text(text_json ? *text_json : root_json, text_json ? "text_config" : "config");
   const std::string prefix = text_json ? "text_config." : "";
+
+  // With a text_config the text model's rope is there; the same keys at the root must not say
+  // something else (or say it alone), since nothing would read them.
+  if (text_json)
+    for (const char* key :
+         {"rope_parameters", "rope_scaling", "rope_theta", "partial_rotary_factor",
+          "rope_local_base_freq", "original_max_position_embeddings"})
+      if (const json* outer = root.get(key); outer && (!text.get(key) || *text.get(key) != *outer))
+        fail(root.path(key), *outer,
+             "is not read: the text model's rope is in text_config, which has " +
+                 (text.get(key) ? text.get(key)->dump() : std::string("none")));
 
   ModelRope m;
   m.model_type = text.string("model_type").value_or(root.string("model_type").value_or(""));

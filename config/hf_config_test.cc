@@ -117,6 +117,25 @@ TEST(Parse, TwoSpellingsOfOneParameterMustAgree) {
             "rope_parameters.rope_theta");
 }
 
+TEST(Parse, RopeKeysBesideATextConfigMustRepeatIt) {
+  EXPECT_EQ(parse(R"({"rope_theta": 1e6, "text_config": {"head_dim": 64, "rope_theta": 1e6}})")
+                .layer(std::nullopt)
+                .base,
+            1e6);
+  EXPECT_EQ(error_of(R"({"rope_theta": 1e4, "text_config": {"head_dim": 64, "rope_theta": 1e6}})")
+                .argument(),
+            "config.rope_theta");
+  EXPECT_EQ(error_of(R"({"rope_scaling": {"type": "mrope", "mrope_section": [16, 8, 8]},
+                         "text_config": {"head_dim": 64}})")
+                .argument(),
+            "config.rope_scaling");
+  // Qwen2-VL's legacy "mrope" beside a rope_type other than default: versions disagree.
+  EXPECT_EQ(error_of(R"({"head_dim": 64, "max_position_embeddings": 8192, "rope_scaling":
+                         {"type": "mrope", "rope_type": "yarn", "factor": 2}})")
+                .argument(),
+            "rope_scaling.type");
+}
+
 TEST(Parse, BadValuesAreTheContractsErrorsPrefixedWithTheirDict) {
   const Error e =
       error_of(R"({"head_dim": 64, "rope_scaling": {"rope_type": "linear", "factor": 0.01}})");
