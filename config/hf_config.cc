@@ -260,11 +260,12 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
     s.mscale_all_dim = dict.number("mscale_all_dim").value_or(0);
     s.truncate = dict.boolean("truncate").value_or(true);
     if ((c.model_type == "deepseek_v3" || c.model_type == "deepseek_v2") && s.mscale_all_dim != 0) {
-      const double m = 0.1 * s.mscale_all_dim * std::log(s.factor) + 1.0;
+      // DeepseekV3Attention: scaling *= yarn_get_mscale(factor, mscale_all_dim)², 1 for f <= 1.
+      const double m = s.factor <= 1 ? 1.0 : 0.1 * s.mscale_all_dim * std::log(s.factor) + 1.0;
       char text[200];
       std::snprintf(text, sizeof text,
                     "DeepSeek's attention also multiplies its softmax scale by "
-                    "(0.1*mscale_all_dim*ln(factor) + 1)^2 = %.17g, outside the rope",
+                    "g(factor, mscale_all_dim)^2 = %.17g, outside the rope",
                     m * m);
       r.notes.push_back(text);
     }
