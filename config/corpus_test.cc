@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <typeinfo>
 
 #include "config/hf_config.h"
+#include "posenc/error.h"
 #include "reference/reference.h"
 
 namespace posenc::config {
@@ -110,6 +112,76 @@ TEST(Corpus, TheGoldensSeeTheParametersThatEnginesDropped) {
       1e6);
   EXPECT_GT(worst_against("glm-4-9b-chat-hf", [](LayerRope& r) { r.rotary_dim = r.head_dim; }),
             1e6);
+}
+
+// Bad input is a posenc::Error, never another exception or a crash: every rope-related field of
+// every corpus config, and every key of its rope dicts, replaced by values of each JSON type.
+TEST(Corpus, EveryMalformedFieldIsATypedError) {
+  const std::vector<nlohmann::json> values = {nullptr,
+                                              "x",
+                                              true,
+                                              -1,
+                                              0,
+                                              3,
+                                              0.5,
+                                              1e308,
+                                              -1e308,
+                                              INT64_MIN,
+                                              UINT64_MAX,
+                                              nlohmann::json::array(),
+                                              nlohmann::json::array({1, "a"}),
+                                              nlohmann::json::object(),
+                                              nlohmann::json::object({{"rope_type", "yarn"}})};
+  int parsed = 0, rejected = 0;
+  for (const auto& path : configs()) {
+    const nlohmann::json original = load(path);
+    // Each place a field can be: the config (or its text_config) and its rope dict.
+    std::vector<std::vector<std::string>> places;
+    const bool nested = original.contains("text_config");
+    const std::vector<std::string> text =
+        nested ? std::vector<std::string>{"text_config"} : std::vector<std::string>{};
+    for (const char* key :
+         {"head_dim", "hidden_size", "num_attention_heads", "qk_rope_head_dim",
+          "max_position_embeddings", "original_max_position_embeddings", "rope_theta",
+          "partial_rotary_factor", "rope_local_base_freq", "sliding_window_pattern",
+          "num_hidden_layers", "layer_types", "rope_scaling", "rope_parameters", "text_config"}) {
+      auto place = text;
+      place.push_back(key);
+      places.push_back(place);
+    }
+    auto dict = text;
+    dict.push_back("rope_scaling");
+    nlohmann::json::json_pointer pointer;
+    for (const auto& p : dict) pointer /= p;
+    if (original.contains(pointer) && original[pointer].is_object())
+      for (const auto& [key, value] : original[pointer].items()) {
+        auto place = dict;
+        place.push_back(key);
+        places.push_back(place);
+      }
+    for (const auto& place : places)
+      for (const auto& value : values) {
+        nlohmann::json config = original;
+        nlohmann::json::json_pointer at;
+        for (const auto& p : place) at /= p;
+        config[at] = value;
+        for (const std::optional<int64_t> layer :
+             {std::optional<int64_t>(), std::optional<int64_t>(0)})
+          try {
+            const ModelRope m = parse(config.dump(), 5000);
+            const LayerRope& r = m.layer(layer);
+            reference::frequencies(r.rotary_dim, r.base, r.scaling);
+            ++parsed;
+          } catch (const Error&) {
+            ++rejected;
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << path.filename() << " " << at.to_string() << " = " << value.dump()
+                          << ": " << typeid(e).name() << " " << e.what();
+          }
+      }
+  }
+  std::printf("%d malformed configs read, %d rejected with posenc::Error\n", parsed, rejected);
+  EXPECT_GT(rejected, parsed);
 }
 
 }  // namespace

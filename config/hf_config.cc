@@ -142,6 +142,10 @@ std::optional<T> agreed(std::optional<T> outer, const std::string& outer_name,
   return outer ? outer : inner;
 }
 
+// Bounds layer counts and section sizes, which size vectors: a config cannot make us allocate
+// without limit (real models have thousands of layers at most).
+constexpr int64_t kMaxCount = int64_t{1} << 20;
+
 struct Context {
   const Object& text;
   std::string model_type;
@@ -201,7 +205,7 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
   } else {
     const auto hidden = c.text.integer("hidden_size");
     const auto heads = c.text.integer("num_attention_heads");
-    if (!hidden || !heads || *heads <= 0)
+    if (!hidden || !heads || *hidden <= 0 || *heads <= 0)
       fail(c.text.path("head_dim"), json("(absent)"),
            "is needed, or hidden_size and num_attention_heads > 0");
     r.head_dim = *hidden / *heads;
@@ -210,8 +214,8 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
   if (const json* section = dict.get("mrope_section")) {
     if (!section->is_array()) fail(dict.path("mrope_section"), *section, "must be an array");
     for (const json& s : *section) {
-      if (!s.is_number_integer() || s.get<int64_t>() < 0)
-        fail(dict.path("mrope_section"), *section, "must be integers >= 0");
+      if (!s.is_number_integer() || s.get<int64_t>() < 0 || s.get<int64_t>() > kMaxCount)
+        fail(dict.path("mrope_section"), *section, "must be integers in [0, 2^20]");
       r.mrope_section.push_back(s.get<int64_t>());
     }
   }
@@ -307,6 +311,8 @@ std::vector<std::string> layer_types(const Object& text) {
   std::vector<std::string> types;
   if (const json* list = text.get("layer_types")) {
     if (!list->is_array()) fail(text.path("layer_types"), *list, "must be an array of strings");
+    if (list->empty() || static_cast<int64_t>(list->size()) > kMaxCount)
+      fail(text.path("layer_types"), json(list->size()), "must have 1 to 2^20 layers");
     for (const json& t : *list) {
       if (!t.is_string()) fail(text.path("layer_types"), *list, "must be an array of strings");
       types.push_back(t.get<std::string>());
@@ -317,9 +323,9 @@ std::vector<std::string> layer_types(const Object& text) {
   const auto pattern =
       agreed(text.integer("sliding_window_pattern"), text.path("sliding_window_pattern"),
              text.integer("_sliding_window_pattern"), text.path("_sliding_window_pattern"));
-  if (!layers || *layers <= 0)
-    fail(text.path("num_hidden_layers"), json("(absent)"),
-         "is needed (> 0) to assign each layer its rope");
+  if (!layers || *layers <= 0 || *layers > kMaxCount)
+    fail(text.path("num_hidden_layers"), layers ? json(*layers) : json("(absent)"),
+         "is needed, in [1, 2^20], to assign each layer its rope");
   if (pattern && *pattern <= 0) fail(text.path("sliding_window_pattern"), json(*pattern), "> 0");
   for (int64_t i = 0; i < *layers; ++i)
     types.push_back((i + 1) % pattern.value_or(6) ? "sliding_attention" : "full_attention");
