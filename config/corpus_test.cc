@@ -127,6 +127,7 @@ TEST(Corpus, EveryMalformedFieldIsATypedError) {
                                               1e308,
                                               -1e308,
                                               INT64_MIN,
+                                              INT64_MAX,
                                               UINT64_MAX,
                                               nlohmann::json::array(),
                                               nlohmann::json::array({1, "a"}),

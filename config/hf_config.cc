@@ -210,6 +210,8 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
            "is needed, or hidden_size and num_attention_heads > 0");
     r.head_dim = *hidden / *heads;
   }
+  if (r.head_dim <= 0 || r.head_dim > kMaxCount)
+    fail(c.text.path("head_dim"), json(r.head_dim), "must be in [1, 2^20]");
   r.rotary_dim = static_cast<int64_t>(static_cast<double>(r.head_dim) * r.partial_rotary_factor);
   if (const json* section = dict.get("mrope_section")) {
     if (!section->is_array()) fail(dict.path("mrope_section"), *section, "must be an array");
