@@ -18,6 +18,12 @@
 // Every key of a rope dict is read or rejected: a key its rope_type does not read, a value of the
 // wrong JSON type, or two spellings of one parameter that disagree is a posenc::Error naming the
 // key, where transformers only logs a warning or silently prefers one.
+//
+// From C++, as `posenc config` does:
+//   const config::ModelRope model = config::read("config.json");
+//   const config::LayerRope& rope = model.layer(5);  // std::nullopt when every layer shares one
+//   RopeCall call = rope.rope_call();                // then set q, q_out, k, positions
+//   auto f = reference::frequencies(rope.rotary_dim, rope.base, rope.scaling);
 #pragma once
 
 #include <cstdint>
