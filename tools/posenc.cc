@@ -22,11 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "config/hf_config.h"
 #include "plugin/isolate.h"
 #include "plugin/loader.h"
+#include "posenc/error.h"
 #include "properties/report.h"
 #include "properties/selftest.h"
 #include "properties/validate.h"
+#include "reference/reference.h"
 
 namespace {
 
@@ -347,6 +350,30 @@ int validate(Options& o) {
   return failed ? 1 : cut ? 3 : 0;
 }
 
+struct ConfigOptions {
+  std::string path;
+  std::optional<int64_t> layer;
+  int64_t seq_len = 0;
+  bool json = false;
+};
+
+// `posenc config`: a Hugging Face config.json's rope as posenc's call parameters, with the
+// reference's frequencies and attention factor. Exit status 2 names a bad or unused key.
+int show_config(const ConfigOptions& o) {
+  try {
+    const config::ModelRope model = config::read(o.path, o.seq_len);
+    const config::LayerRope& rope = model.layer(o.layer);
+    const reference::RopeFrequencies r =
+        reference::frequencies(rope.rotary_dim, rope.base, rope.scaling);
+    const auto format = o.json ? config::format_json : config::format_text;
+    fmt::print("{}", format(model, rope, o.layer, r.inv_freq, r.attention_factor));
+    return 0;
+  } catch (const Error& e) {
+    fmt::print(stderr, "posenc config {}: {}\n", o.path, e.what());
+    return 2;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -384,6 +411,21 @@ int main(int argc, char** argv) {
                 "validate the harness's own broken kernels instead (each must fail)");
   int status = 0;
   cmd->callback([&] { status = validate(o); });
+
+  auto* config_cmd = app.add_subcommand(
+      "config",
+      "print a Hugging Face config.json's rope parameters, frequencies and attention factor");
+  ConfigOptions config_options;
+  config_cmd->add_option("config", config_options.path, "the model's config.json")->required();
+  config_cmd->add_option("--layer", config_options.layer,
+                         "the rope of this layer (needed when layers differ, e.g. Gemma 3)");
+  config_cmd
+      ->add_option("--seq-len", config_options.seq_len,
+                   "sequence length for dynamic and longrope scalings (default 0: their values "
+                   "at initialization)")
+      ->check(CLI::NonNegativeNumber);
+  config_cmd->add_flag("--json", config_options.json, "print one JSON object");
+  config_cmd->callback([&] { status = show_config(config_options); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
