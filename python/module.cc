@@ -35,8 +35,17 @@ py::handle error_class;
 
 // ---- Call fields from Python values, and back ----
 
+constexpr std::initializer_list<const char*> kLayouts = {"half_split", "interleaved"};
+constexpr std::initializer_list<const char*> kMasks = {"none", "causal"};
+constexpr std::initializer_list<const char*> kScalings = {
+    "none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
+
+// An enum field is its name in Python ("half_split"). A value the enum does not name (bad input
+// the harness makes) is its integer, both ways, so that the callable sees it and must reject it.
 template <class Enum>
 Enum enum_of(const char* name, py::handle value, std::initializer_list<const char*> names) {
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value))
+    return static_cast<Enum>(py::cast<int>(value));
   if (py::isinstance<py::str>(value)) {
     const std::string s = py::str(value);
     int i = 0;
@@ -50,10 +59,12 @@ Enum enum_of(const char* name, py::handle value, std::initializer_list<const cha
   throw Error(name, py::repr(value), "must be one of " + allowed);
 }
 
-constexpr std::initializer_list<const char*> kLayouts = {"half_split", "interleaved"};
-constexpr std::initializer_list<const char*> kMasks = {"none", "causal"};
-constexpr std::initializer_list<const char*> kScalings = {
-    "none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
+template <class Enum>
+py::object enum_name(Enum value, std::initializer_list<const char*> names) {
+  const auto i = static_cast<size_t>(value);
+  if (i < names.size()) return py::str(names.begin()[i]);
+  return py::int_(i);
+}
 
 RopeScaling scaling_of(py::handle value);
 
@@ -117,11 +128,9 @@ requires std::is_arithmetic_v<Number> py::object to_python(const char*, Number v
   return py::cast(value);
 }
 py::object to_python(const char*, RopeLayout value, ArrayCache&) {
-  return py::str(layout_name(value));
+  return enum_name(value, kLayouts);
 }
-py::object to_python(const char*, Mask value, ArrayCache&) {
-  return py::str(value == Mask::causal ? "causal" : "none");
-}
+py::object to_python(const char*, Mask value, ArrayCache&) { return enum_name(value, kMasks); }
 py::object to_python(const char*, const RopeScaling& value, ArrayCache&) { return py::cast(value); }
 
 RopeScaling scaling_of(py::handle value) {
@@ -233,6 +242,21 @@ std::vector<std::string> implementation_names(const std::string& family) {
 
 // ---- posenc::check on a Python callable ----
 
+// "RuntimeError: message (at kernel.py:44 in my_rope)": where the callable raised it, without
+// the rest of the stack (pytest's, posenc's).
+std::string describe(const py::error_already_set& e) {
+  std::string s = fmt::format("{}: {}", py::str(e.type().attr("__name__")).cast<std::string>(),
+                              py::str(e.value()).cast<std::string>());
+  if (!e.trace()) return s;
+  const py::list frames = py::module_::import("traceback").attr("extract_tb")(e.trace());
+  if (frames.empty()) return s;
+  const py::object last = frames[frames.size() - 1];
+  const std::string file =
+      py::module_::import("os.path").attr("basename")(last.attr("filename")).cast<std::string>();
+  return s + fmt::format(" (at {}:{} in {})", file, last.attr("lineno").cast<int>(),
+                         last.attr("name").cast<std::string>());
+}
+
 // A Python exception from the callable as the harness reads it: posenc.Error, or a ValueError
 // in posenc's words ("invalid argument A = V: R"), is posenc::Error (a rejection naming its
 // argument; another ValueError names none); anything else is the call's failure.
@@ -255,7 +279,7 @@ std::vector<std::string> implementation_names(const std::string& family) {
                   message.substr(eq + 3, colon - eq - 3), message.substr(colon + 2));
     throw Error("", "", "ValueError: " + message);
   }
-  throw std::runtime_error(e.what());
+  throw std::runtime_error(describe(e));
 }
 
 // Outputs a callable returned instead of writing them: copied into the arena's views, once their
@@ -548,7 +572,7 @@ void bind_scaling(py::module_& m) {
                           "RopeScaling(kind=\"yarn\", factor=4, original_max_position=4096, ...)")
       .def(py::init([](const py::kwargs& kwargs) { return scaling_of(kwargs); }))
       .def_property(
-          "kind", [](const RopeScaling& s) { return scaling_name(s.kind); },
+          "kind", [](const RopeScaling& s) { return enum_name(s.kind, kScalings); },
           [](RopeScaling& s, py::handle kind) {
             s.kind = enum_of<RopeScalingKind>("scaling.kind", kind, kScalings);
           })
