@@ -7,6 +7,7 @@ exit signal and the Python traceback faulthandler wrote; a fresh child goes on w
 import faulthandler
 import importlib
 import multiprocessing
+import os
 import signal
 import tempfile
 
@@ -49,6 +50,20 @@ def _child(conn, family, target, arrays, options, properties, bands, crash_log):
         if bands:
             conn.send(("bands", _posenc.error_by_position(family, fn, arrays, options)))
         conn.send(("done", None))
+
+
+def _traceback(log):
+    """faulthandler's report, down to the callable's frames (not posenc's, not multiprocessing's,
+    nor the list of extension modules)."""
+    here = os.path.dirname(__file__)
+    keep = []
+    for line in log.splitlines():
+        frame = line.strip().startswith("File ")
+        if (frame and (here in line or "multiprocessing" in line or '"<string>"' in line)) or \
+                line.startswith("Extension modules:") or not line.strip():
+            continue
+        keep.append(line)
+    return "\n".join(keep)
 
 
 def _death(child, hung_after):
@@ -106,7 +121,7 @@ def check(family, target, arrays, options, error_by_position=False, timeout=None
             if not remaining and not want_bands:
                 break
             why = _death(child, hung_after)
-            traceback = open(crash_log.name, errors="replace").read().strip()
+            traceback = _traceback(open(crash_log.name, errors="replace").read())
         if not remaining:  # it died measuring error by position
             want_bands = False
             continue
