@@ -54,4 +54,5 @@ contract = SimpleNamespace(**{f: _calls.contract(f) for f in families})
 validated = _calls.validated
 
 __all__ = ["Error", "ImplReport", "PositionBand", "PropertyResult", "RopeScaling", "check",
-           "contract", "families", "implementations", "optimized", "reference", "run", "validated", "variant"]
+           "contract", "families", "implementations", "optimized", "reference", "run",
+           "validated", "variant"]

@@ -77,3 +77,17 @@ def test_usage_errors_exit_2():
     bad = validate("--python", "test_cli:off_by_one", "--family", "sinusoidal", "--property",
                    "pair_norm")
     assert bad.returncode == 2 and "no property named 'pair_norm'" in bad.stderr
+
+
+def test_the_readme_example_is_in_the_readme_and_fails_as_it_shows():
+    example = open(os.path.join(HERE, "readme_example.py")).read()
+    readme = open(os.path.join(HERE, "..", "..", "README.md")).read()
+    assert example in readme
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "readme_example.py"], env=env, capture_output=True, text=True,
+                         timeout=300, cwd=HERE)
+    assert run.returncode == 1, run.stdout + run.stderr
+    for line in ("sinusoidal.differential FAILED for sinusoidal/my_table on case 2",
+                 "minimal counterexample:", "FAILED readme_example.py::test_my_table"):
+        assert line in run.stdout

@@ -3,6 +3,7 @@ instead of the test run. (This module imports no torch: each child imports it af
 
 import ctypes
 import os
+import time
 
 import numpy as np
 
@@ -67,3 +68,13 @@ def test_a_string_names_the_kernel():
     result = posenc.check.sinusoidal("test_isolated:table", variants=SINUSOIDAL, cases=10,
                                      isolated=True, property="pe0")
     assert result.passed, result.text
+
+
+def hangs(**_):
+    time.sleep(600)
+
+
+def test_a_hang_past_the_timeout_fails_the_property():
+    result = posenc.check.sinusoidal(hangs, variants=SINUSOIDAL, cases=5, isolated=True,
+                                     property="layouts", timeout=1)
+    assert result.row("layouts").failure.startswith("hung: no verdict after 1 s, killed")
