@@ -7,20 +7,10 @@ import torch
 
 import posenc
 
+from kernels import SINUSOIDAL
+from kernels import table as numpy_sinusoidal
+
 CASES = 40
-V = posenc.variant
-SINUSOIDAL = V.f32 | V.f16 | V.strided | V.in_place | V.sinusoidal_add | V.sinusoidal_positions
-
-
-@posenc.validated("sinusoidal")
-def numpy_sinusoidal(out, x, positions, base, **_):
-    """PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i), in float64, rounded once."""
-    tokens, d = out.shape
-    p = np.arange(tokens) if positions is None else positions.astype(np.float64)
-    angle = p[:, None] * base ** (-np.arange(0, d, 2) / d)
-    pe = np.empty((tokens, d))
-    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
-    out[...] = pe if x is None else x + pe
 
 
 def test_a_correct_numpy_kernel_passes_every_property():

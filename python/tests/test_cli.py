@@ -9,23 +9,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import numpy as np
-
-import posenc
-
 HERE = os.path.dirname(__file__)
 SINUSOIDAL = "f32|f16|strided|in_place|sinusoidal_add|sinusoidal_positions"
-
-
-@posenc.validated("sinusoidal")
-def off_by_one(out, x, positions, base, **_):
-    """The table of positions + 1: PE[p + 1] where PE[p] was asked for."""
-    tokens, d = out.shape
-    p = (np.arange(tokens) if positions is None else positions.astype(np.float64)) + 1
-    angle = p[:, None] * base ** (-np.arange(0, d, 2) / d)
-    pe = np.empty((tokens, d))
-    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
-    out[...] = pe if x is None else x + pe
 
 
 def validate(*args):
@@ -35,7 +20,7 @@ def validate(*args):
 
 
 def test_a_passing_kernel_exits_0_with_validate_s_table():
-    run = validate("--python", "test_isolated:table", "--family", "sinusoidal", "--variants",
+    run = validate("--python", "kernels:table", "--family", "sinusoidal", "--variants",
                    SINUSOIDAL, "--cases", "20")
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.startswith("posenc validate: ci profile, seed 1592598564, 20 cases")
@@ -46,7 +31,7 @@ def test_a_passing_kernel_exits_0_with_validate_s_table():
 
 def test_a_failing_kernel_exits_1_writes_the_reports_and_its_replay_line_replays(tmp_path):
     reports = tmp_path / "reports"
-    run = validate("--python", "test_cli:off_by_one", "--family", "sinusoidal", "--variants",
+    run = validate("--python", "kernels:off_by_one", "--family", "sinusoidal", "--variants",
                    SINUSOIDAL, "--cases", "20", "--json", f"{reports}.json", "--junit",
                    f"{reports}.xml", "--html", f"{reports}.html")
     assert run.returncode == 1, run.stdout + run.stderr
@@ -73,8 +58,8 @@ def test_a_failing_kernel_exits_1_writes_the_reports_and_its_replay_line_replays
 
 def test_usage_errors_exit_2():
     assert validate("--python", "no_such_module:fn", "--family", "rope").returncode == 2
-    assert validate("--python", "test_cli:off_by_one", "--family", "nope").returncode == 2
-    bad = validate("--python", "test_cli:off_by_one", "--family", "sinusoidal", "--property",
+    assert validate("--python", "kernels:off_by_one", "--family", "nope").returncode == 2
+    bad = validate("--python", "kernels:off_by_one", "--family", "sinusoidal", "--property",
                    "pair_norm")
     assert bad.returncode == 2 and "no property named 'pair_norm'" in bad.stderr
 
@@ -91,3 +76,13 @@ def test_the_readme_example_is_in_the_readme_and_fails_as_it_shows():
     for line in ("sinusoidal.differential FAILED for sinusoidal/my_table on case 2",
                  "minimal counterexample:", "FAILED readme_example.py::test_my_table"):
         assert line in run.stdout
+
+
+def test_isolated_reports_a_crash_as_a_failure_and_exits_1(tmp_path):
+    run = validate("--python", "kernels:segfaults", "--family", "sinusoidal", "--variants",
+                   SINUSOIDAL, "--property", "differential", "--isolated", "--junit",
+                   f"{tmp_path}/r.xml")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "crashed: killed by SIGSEGV while checking this property" in run.stdout
+    failure = ET.parse(f"{tmp_path}/r.xml").getroot().find("testsuite/testcase/failure")
+    assert "killed by SIGSEGV" in failure.get("message") + (failure.text or "")

@@ -1,37 +1,10 @@
 """isolated=True: the callable runs in a spawned child process, so a crash fails a property
 instead of the test run. (This module imports no torch: each child imports it afresh.)"""
 
-import ctypes
 import os
-import time
-
-import numpy as np
 
 import posenc
-
-V = posenc.variant
-SINUSOIDAL = V.f32 | V.f16 | V.strided | V.in_place | V.sinusoidal_add | V.sinusoidal_positions
-
-
-@posenc.validated("sinusoidal")
-def table(out, x, positions, base, **_):
-    tokens, d = out.shape
-    p = np.arange(tokens) if positions is None else positions.astype(np.float64)
-    angle = p[:, None] * base ** (-np.arange(0, d, 2) / d)
-    pe = np.empty((tokens, d))
-    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
-    out[...] = pe if x is None else x + pe
-
-
-def segfaults(**_):
-    ctypes.string_at(0)  # reads address 0: SIGSEGV, as a broken C extension would
-
-
-@posenc.validated("sinusoidal")
-def segfaults_on_long_tables(out, **arguments):
-    if out.shape[0] > 3:
-        ctypes.string_at(0)
-    table(out=out, **arguments)
+from kernels import SINUSOIDAL, hangs, segfaults, segfaults_on_long_tables, table
 
 
 def test_an_isolated_kernel_gets_the_same_verdict_as_in_process():
@@ -65,13 +38,9 @@ def test_after_a_crash_the_other_properties_still_run():
 
 
 def test_a_string_names_the_kernel():
-    result = posenc.check.sinusoidal("test_isolated:table", variants=SINUSOIDAL, cases=10,
+    result = posenc.check.sinusoidal("kernels:table", variants=SINUSOIDAL, cases=10,
                                      isolated=True, property="pe0")
     assert result.passed, result.text
-
-
-def hangs(**_):
-    time.sleep(600)
 
 
 def test_a_hang_past_the_timeout_fails_the_property():
