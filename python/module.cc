@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -86,7 +87,11 @@ void from_python(const char* name, py::handle value, Number& field, Role) {
   } else if constexpr (std::is_integral_v<Number>) {
     if (py::isinstance<py::bool_>(value) || !py::isinstance<py::int_>(value))
       wrong_type(name, value, "must be an int");
-    field = py::cast<Number>(value);
+    try {
+      field = py::cast<Number>(value);
+    } catch (const py::cast_error&) {
+      wrong_type(name, value, "is out of range");
+    }
   } else {
     if (py::isinstance<py::bool_>(value) ||
         !(py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)))

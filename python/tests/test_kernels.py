@@ -93,6 +93,8 @@ def test_bad_input_raises_posenc_error_naming_it_and_writes_nothing():
     np.testing.assert_array_equal(out, 7.0)
     with pytest.raises(posenc.Error, match="rotary_dim = 7"):
         posenc.reference.rope(q=q, positions=positions, rotary_dim=7)
+    with pytest.raises(posenc.Error, match="rotary_dim = 1180591620717411303424: is out of range"):
+        posenc.reference.rope(q=q, positions=positions, rotary_dim=2**70)
     with pytest.raises(posenc.Error, match="layout = 'diagonal'"):
         posenc.reference.rope(q=q, positions=positions, rotary_dim=8, layout="diagonal")
     with pytest.raises(posenc.Error, match="q = list"):
