@@ -35,6 +35,22 @@ def resolve(target):
     return obj
 
 
+def _describe(arguments):
+    """The call's arguments as shapes, dtypes and strides (elements), and scalars: never the
+    arrays' values, which a bad-input view may not allow reading."""
+    parts = []
+    for name, value in arguments.items():
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            stride = getattr(value, "stride", None)
+            strides = stride() if callable(stride) else [s // value.itemsize
+                                                         for s in value.strides]
+            dtype = str(value.dtype).replace("torch.", "")
+            parts.append(f"{name}={dtype}{list(value.shape)} strides {list(strides)}")
+        elif value is not None:
+            parts.append(f"{name}={value!r}")
+    return ", ".join(parts)
+
+
 def _child(conn, family, target, arrays, options, properties, bands, crash_log):
     with open(crash_log, "w") as log:
         faulthandler.enable(log)
@@ -43,12 +59,20 @@ def _child(conn, family, target, arrays, options, properties, bands, crash_log):
         except Exception as e:  # noqa: BLE001 -- reported to the parent as a usage error
             conn.send(("error", f"cannot import {target}: {type(e).__name__}: {e}"))
             return
+
+        def traced(**arguments):  # the log names the call a crash or a hang interrupts
+            log.seek(0)
+            log.write(f"in the call {_describe(arguments)}\n")
+            log.truncate()
+            log.flush()
+            return fn(**arguments)
+
         for name in properties:
             options.property = name
-            report = _posenc.check(family, fn, arrays, options)
+            report = _posenc.check(family, traced, arrays, options)
             conn.send(("row", report.results[0]))
         if bands:
-            conn.send(("bands", _posenc.error_by_position(family, fn, arrays, options)))
+            conn.send(("bands", _posenc.error_by_position(family, traced, arrays, options)))
         conn.send(("done", None))
 
 
@@ -121,7 +145,7 @@ def check(family, target, arrays, options, error_by_position=False, timeout=None
             if not remaining and not want_bands:
                 break
             why = _death(child, hung_after)
-            traceback = _traceback(open(crash_log.name, errors="replace").read())
+            log = _traceback(open(crash_log.name, errors="replace").read())
         if not remaining:  # it died measuring error by position
             want_bands = False
             continue
@@ -129,8 +153,8 @@ def check(family, target, arrays, options, error_by_position=False, timeout=None
         row.property, row.impl, row.status = remaining[0], report.impl, "failed"
         row.statement, row.seed = statements[remaining[0]], options.seed
         row.failure = f"{why} while checking this property (isolated in process {child.pid})"
-        if traceback:
-            row.failure += "\n" + traceback
+        if log:
+            row.failure += "\n" + log
         rows[remaining.pop(0)] = row
     report.results = [rows[name] for name, _ in selected]
     return report

@@ -24,6 +24,7 @@ def test_a_segfault_fails_the_property_it_hit_and_the_run_goes_on():
     row = result.row("differential")
     assert row.failed and row.failure.startswith("crashed: killed by SIGSEGV")
     assert "in segfaults" in row.failure  # faulthandler's traceback of the child
+    assert "in the call out=float" in row.failure  # the arguments of the call that crashed
     assert "sinusoidal.differential FAILED for sinusoidal/segfaults" in result.text
 
 
