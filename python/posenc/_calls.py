@@ -76,8 +76,10 @@ def _outputs(family, kw, extra):
 
 
 def _allocate(family, kw, extra):
+    """Outputs left out are allocated; one given as None stays absent (k_out=None with a k is
+    bad input, not a request for a k_out)."""
     for name, make in _outputs(family, kw, extra):
-        if kw.get(name) is None or kw.get(name) is True:
+        if name not in kw or kw[name] is True:
             try:
                 kw[name] = make()
             except Exception:  # noqa: BLE001 -- shapes that posenc's validation rejects, by name

@@ -136,3 +136,18 @@ def test_options_are_checked():
         posenc.check.sinusoidal(lambda **_: None, isolated=True)
     with pytest.raises(TypeError, match="result.passed"):
         bool(posenc.check.sinusoidal(numpy_sinusoidal, variants=SINUSOIDAL, cases=1))
+
+
+@pytest.mark.parametrize("family", posenc.families)
+def test_every_family_s_reference_passes_through_the_bridge(family):
+    """The registry's reference, called from Python on the arrays posenc hands it, holds every
+    property at bound 0: the bridge loses no field, view, dtype or bad input."""
+    reference = getattr(posenc.reference, family)
+
+    def through_python(**arguments):
+        reference(**arguments)
+
+    result = posenc.check.run(family, through_python, arrays="torch", bound=0, cases=15,
+                              threaded=True)
+    assert result.passed, result.text
+    assert result.row("bad_input").status == "passed"

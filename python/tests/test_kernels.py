@@ -105,6 +105,10 @@ def test_bad_input_raises_posenc_error_naming_it_and_writes_nothing():
         ro = q.copy()
         ro.flags.writeable = False
         posenc.reference.rope(q=q, q_out=ro, positions=positions, rotary_dim=8)
+    with pytest.raises(posenc.Error, match="k_out = absent: k and k_out come together"):
+        posenc.reference.rope(q=q, k=q.copy(), k_out=None, positions=np.arange(5), rotary_dim=8)
+    q_out, k_out = posenc.reference.rope(q=q, k=q.copy(), positions=np.arange(5), rotary_dim=8)
+    np.testing.assert_array_equal(q_out, k_out)  # k_out left out: allocated
     with pytest.raises(TypeError, match="unexpected keyword argument 'rotary'"):
         posenc.reference.rope(q=q, positions=positions, rotary=8)
 
