@@ -282,7 +282,9 @@ std::string describe(const py::error_already_set& e) {
     if (message.starts_with(prefix) && eq != std::string::npos && colon != std::string::npos)
       throw Error(message.substr(prefix.size(), eq - prefix.size()),
                   message.substr(eq + 3, colon - eq - 3), message.substr(colon + 2));
-    throw Error("", "", "ValueError: " + message);
+    throw Error("", py::repr(e.value()),
+                "a ValueError that names no argument: raise posenc.Error(argument, value, "
+                "requirement), or decorate the kernel with @posenc.validated(family)");
   }
   throw std::runtime_error(describe(e));
 }
