@@ -151,3 +151,15 @@ def test_every_family_s_reference_passes_through_the_bridge(family):
                               threaded=True)
     assert result.passed, result.text
     assert result.row("bad_input").status == "passed"
+
+
+def test_ctrl_c_in_the_callable_stops_the_check():
+    calls = []
+
+    def interrupted(**_):
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        posenc.check.sinusoidal(interrupted, variants=SINUSOIDAL, cases=CASES)
+    assert len(calls) == 1  # no further call once interrupted
