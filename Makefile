@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 # Debian 12 packages the build needs; `make deps` installs whichever are missing.
 PACKAGES := cmake ninja-build g++ pkg-config python3 \
   librapidcheck-dev libgtest-dev libbenchmark-dev libeigen3-dev libhwy-dev \
-  libcli11-dev libfmt-dev libdlpack-dev clang-14 libclang-rt-14-dev
+  libcli11-dev libfmt-dev libdlpack-dev clang-14 libclang-rt-14-dev python3-yaml
 
 .PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz bench format clean
 
