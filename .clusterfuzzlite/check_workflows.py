@@ -130,7 +130,9 @@ def check_workflow(path, files, project, modes, errors):
         errors.append(f"{name}: not a workflow (no jobs)")
         return
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
-    triggers = {t: None for t in triggers} if isinstance(triggers, list) else triggers or {}
+    if isinstance(triggers, (str, list)):  # `on: push` or `on: [push, pull_request]`
+        triggers = {t: None for t in ([triggers] if isinstance(triggers, str) else triggers)}
+    triggers = triggers or {}
     permissions = workflow.get("permissions")
     if not (permissions == "read-all" or isinstance(permissions, dict) and
             all(v in ("read", "none") for v in permissions.values())):
