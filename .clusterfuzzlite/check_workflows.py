@@ -20,6 +20,7 @@ import yaml
 PR, BATCH, CRON = (".github/workflows/cflite_" + n + ".yml" for n in ("pr", "batch", "cron"))
 PROJECT, DOCKERFILE, BUILD = (
     ".clusterfuzzlite/" + n for n in ("project.yaml", "Dockerfile", "build.sh"))
+CMAKELISTS = "CMakeLists.txt"
 BUILD_ACTION = "google/clusterfuzzlite/actions/build_fuzzers@v1"
 RUN_ACTION = "google/clusterfuzzlite/actions/run_fuzzers@v1"
 HOSTED_JOB_LIMIT_MINUTES = 360  # GitHub ends a job on a hosted runner after 6 hours
@@ -31,7 +32,7 @@ TARGET_GLOB = '"$src"/fuzz/*_fuzz.cc'  # how build.sh finds its targets
 def load(root):
     """The files checked, relative path -> text; under fuzz/, every file (the checks need names)."""
     files = {}
-    for path in (PR, BATCH, CRON, PROJECT, DOCKERFILE, BUILD):
+    for path in (PR, BATCH, CRON, PROJECT, DOCKERFILE, BUILD, CMAKELISTS):
         full = os.path.join(root, path)
         if os.path.exists(full):
             with open(full, encoding="utf-8") as f:
@@ -187,6 +188,12 @@ def check(files):
                       f"base_os_version (the runner's OS) is {project.get('base_os_version')!r}")
     if "COPY .clusterfuzzlite/build.sh $SRC/" not in files.get(DOCKERFILE, ""):
         errors.append("Dockerfile: does not copy .clusterfuzzlite/build.sh to $SRC/")
+    # The packages the fuzz build requires: the posenc_require calls before `if(NOT POSENC_FUZZ)`.
+    fuzz_build = files.get(CMAKELISTS, "").split("if(NOT POSENC_FUZZ)")[0]
+    for package in re.findall(r'posenc_require\(\w+ "([^"]+)"\)', fuzz_build):
+        if package != "libc6-dev" and not re.search(rf"\s{re.escape(package)}\b",
+                                                    files.get(DOCKERFILE, "")):
+            errors.append(f"Dockerfile: does not install {package}, which the fuzz build needs")
 
     check_workflow(PR, files, project, ["code-change"], errors)
     check_workflow(BATCH, files, project, ["batch"], errors)
