@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 PACKAGES := cmake ninja-build g++ pkg-config python3 \
   librapidcheck-dev libgtest-dev libbenchmark-dev libeigen3-dev libhwy-dev \
   libcli11-dev libfmt-dev libdlpack-dev libseccomp-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev \
-  pybind11-dev python3-pybind11 python3-numpy python3-torch python3-pytest python3-dev
+  pybind11-dev python3-pybind11 python3-numpy python3-torch python3-pytest python3-dev python3-yaml
 
 .PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz bench format clean
 
