@@ -34,8 +34,7 @@ bool accepted(const Call& call) {
 
 template <class Call>
 class Decode : public testing::Test {};
-using Families = testing::Types<AttentionCall, AbsoluteCall, SinusoidalCall, RopeFrequenciesCall,
-                                RopeCacheCall, RopeCall, AlibiCall, T5Call>;
+using Families = AllCalls::apply<testing::Types>;
 TYPED_TEST_SUITE(Decode, Families);
 
 TYPED_TEST(Decode, EmptyInputIsAValidCall) {

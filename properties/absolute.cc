@@ -7,18 +7,12 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const AbsoluteCall& call) { return {call.out}; }
-
 Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound) {
   // Unit: ulp of the sum in out's dtype (absolute.h, kernel.h).
   return harness::compare(
       "out", expected.out, got.out, dtype_bound(got.out.dtype, bound), [&](const int64_t* ix) {
         return ulp_of(got.out.dtype, load(expected.out, expected.out.offset(ix[0], ix[1])));
       });
-}
-
-std::vector<Tensor*> views(AbsoluteCall& call) {
-  return {&call.x, &call.table, &call.positions, &call.out};
 }
 
 namespace {

@@ -11,16 +11,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const AlibiCall& call) {
-  std::vector<Tensor> out = {call.bias};
-  if (call.slopes) out.push_back(*call.slopes);
-  return out;
-}
-
-std::vector<Tensor*> views(AlibiCall& call) {
-  return {&call.q_positions, &call.k_positions, &call.bias, call.slopes ? &*call.slopes : nullptr};
-}
-
 Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound) {
   // Unit: ulp of the reference element in bias's dtype; −∞ must match exactly (compare() does),
   // see alibi.h and kernel.h.

@@ -12,8 +12,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const AttentionCall& call) { return {call.out}; }
-
 namespace {
 
 // `units` of ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and
@@ -46,16 +44,6 @@ Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& 
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound) {
   // An implementation's bound, stated in f32 units, as it applies to out's dtype (kernel.h).
   return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound));
-}
-
-std::vector<Tensor*> views(AttentionCall& call) {
-  return {&call.q,
-          &call.k,
-          &call.v,
-          &call.out,
-          call.bias ? &*call.bias : nullptr,
-          call.q_positions ? &*call.q_positions : nullptr,
-          call.k_positions ? &*call.k_positions : nullptr};
 }
 
 namespace {

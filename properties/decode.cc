@@ -53,7 +53,7 @@ constexpr int64_t kSpecialIntegers[] = {
     0, -1, 1, 2, 3, kI64Min, kI64Max, kMaxPosition, kMaxPosition + 1, kI32Max, int64_t{1} << 62,
 };
 
-// One view of a call, named as in its family header.
+// One view of a call, named as in its view table.
 struct Named {
   const char* name;
   Tensor* tensor;
@@ -327,61 +327,14 @@ std::string describe_views(const std::vector<Named>& views) {
 
 std::string number(double x) { return fmt::format("{:.17g}", x); }
 
-std::vector<Named> named_views(AttentionCall& c) {
-  std::vector<Named> v = {{"q", &c.q, false}, {"k", &c.k, false}, {"v", &c.v, false}};
-  if (c.q_positions) v.push_back({"q_positions", &*c.q_positions, false});
-  if (c.k_positions) v.push_back({"k_positions", &*c.k_positions, false});
-  if (c.bias) v.push_back({"bias", &*c.bias, false});
-  v.push_back({"out", &c.out, true});
-  return v;
-}
-
-std::vector<Named> named_views(AbsoluteCall& c) {
-  return {{"x", &c.x, false},
-          {"table", &c.table, false},
-          {"positions", &c.positions, false},
-          {"out", &c.out, true}};
-}
-
-std::vector<Named> named_views(SinusoidalCall& c) {
+// The views a call has, in its view table's order: inputs, then outputs.
+template <class Call>
+std::vector<Named> named_views(Call& c) {
   std::vector<Named> v;
-  if (c.x) v.push_back({"x", &*c.x, false});
-  if (c.positions) v.push_back({"positions", &*c.positions, false});
-  v.push_back({"out", &c.out, true});
+  for_each_view(c, [&](const ViewField<Call>& field, Tensor& t) {
+    v.push_back({field.name, &t, field.is_output()});
+  });
   return v;
-}
-
-std::vector<Named> named_views(RopeFrequenciesCall& c) {
-  return {{"inv_freq", &c.inv_freq, true}, {"attention_factor", &c.attention_factor, true}};
-}
-
-std::vector<Named> named_views(RopeCacheCall& c) {
-  return {{"cos", &c.cos, true}, {"sin", &c.sin, true}};
-}
-
-std::vector<Named> named_views(RopeCall& c) {
-  std::vector<Named> v = {{"q", &c.q, false}, {"positions", &c.positions, false}};
-  if (c.k) v.push_back({"k", &*c.k, false});
-  if (c.cos) v.push_back({"cos", &*c.cos, false});
-  if (c.sin) v.push_back({"sin", &*c.sin, false});
-  v.push_back({"q_out", &c.q_out, true});
-  if (c.k_out) v.push_back({"k_out", &*c.k_out, true});
-  return v;
-}
-
-std::vector<Named> named_views(AlibiCall& c) {
-  std::vector<Named> v = {{"q_positions", &c.q_positions, false},
-                          {"k_positions", &c.k_positions, false},
-                          {"bias", &c.bias, true}};
-  if (c.slopes) v.push_back({"slopes", &*c.slopes, true});
-  return v;
-}
-
-std::vector<Named> named_views(T5Call& c) {
-  return {{"q_positions", &c.q_positions, false},
-          {"k_positions", &c.k_positions, false},
-          {"table", &c.table, false},
-          {"bias", &c.bias, true}};
 }
 
 }  // namespace

@@ -13,22 +13,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const RopeCall& call) {
-  std::vector<Tensor> out = {call.q_out};
-  if (call.k_out) out.push_back(*call.k_out);
-  return out;
-}
-
-std::vector<Tensor*> views(RopeCall& call) {
-  return {&call.q,
-          &call.q_out,
-          call.k ? &*call.k : nullptr,
-          call.k_out ? &*call.k_out : nullptr,
-          &call.positions,
-          call.cos ? &*call.cos : nullptr,
-          call.sin ? &*call.sin : nullptr};
-}
-
 namespace {
 
 // The dims [from, from + count) of a [tokens, heads, head_dim] view.

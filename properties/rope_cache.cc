@@ -10,10 +10,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const RopeCacheCall& call) { return {call.cos, call.sin}; }
-
-std::vector<Tensor*> views(RopeCacheCall& call) { return {&call.cos, &call.sin}; }
-
 Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound) {
   // Unit: ulp(a) in the table's dtype, a the attention factor, see rope_cache.h; a bf16 table is
   // held to the contract's bound for its dtype (dtype_bound).

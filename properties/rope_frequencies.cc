@@ -56,14 +56,6 @@ std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d, DTyp
           view(both.as<char>() + d / 2 * dtype_size(dtype), dtype, {rows, d / 2}, {d, 1})};
 }
 
-std::vector<Tensor> outputs(const RopeFrequenciesCall& call) {
-  return {call.inv_freq, call.attention_factor};
-}
-
-std::vector<Tensor*> views(RopeFrequenciesCall& call) {
-  return {&call.inv_freq, &call.attention_factor};
-}
-
 namespace gen {
 
 rc::Gen<double> rope_base() {

@@ -8,8 +8,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const SinusoidalCall& call) { return {call.out}; }
-
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound) {
   // Unit: ulp(1 + |x|) in out's dtype, see sinusoidal.h and kernel.h.
   return harness::compare(
@@ -18,10 +16,6 @@ Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, do
             expected.x ? std::fabs(load(*expected.x, expected.x->offset(ix[0], ix[1]))) : 0;
         return ulp_of(got.out.dtype, 1 + x);
       });
-}
-
-std::vector<Tensor*> views(SinusoidalCall& call) {
-  return {&call.out, call.x ? &*call.x : nullptr, call.positions ? &*call.positions : nullptr};
 }
 
 namespace {

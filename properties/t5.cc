@@ -9,12 +9,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const T5Call& call) { return {call.bias}; }
-
-std::vector<Tensor*> views(T5Call& call) {
-  return {&call.q_positions, &call.k_positions, &call.table, &call.bias};
-}
-
 Comparison compare(const T5Call& expected, const T5Call& got, double /*bound*/) {
   // A lookup is exact: bit-for-bit whatever bound an implementation states (see t5.h). The unit
   // only sizes the error in the report.
