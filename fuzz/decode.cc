@@ -1,5 +1,5 @@
 // The fuzz decoder: bytes → a bounded problem per family (see decode.h).
-#include "properties/decode.h"
+#include "fuzz/decode.h"
 
 #include <fmt/format.h>
 #include <fuzzer/FuzzedDataProvider.h>
