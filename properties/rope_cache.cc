@@ -158,37 +158,36 @@ std::vector<Property<RopeCacheCall>> cache_properties() {
 
   auto props = generic_properties<Call>("rope_cache", problems);
 
-  props.push_back({"rope_cache.pythagorean",
-                   "cos[p, i]² + sin[p, i]² = a², a the attention factor",
-                   [](Case<Call>& c) {
-                     const CacheSpec s = *cache_spec(1);
-                     classify(s);
-                     const double a = oracle(s).attention_factor;
-                     c.each([&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       // Entries off by E = B·ulp(a) move c² + s² by ≤ 2(|c| + |s|)·E + 2E² ≤
-                       // 2√2·a·E + 2E².
-                       const double unit = 2 * std::numbers::sqrt2 * a * ulp_f32(a);
-                       const double e = cache_exact_bound(impl.bound) * ulp_f32(a);
-                       const double bound = (2 * std::numbers::sqrt2 * a * e + 2 * e * e) / unit;
-                       Comparison worst;
-                       for (int64_t p = 0; p < s.rows; ++p)
-                         for (int64_t i = 0; i < s.d / 2; ++i) {
-                           const double cv = load(call.cos, call.cos.offset(p, i));
-                           const double sv = load(call.sin, call.sin.offset(p, i));
-                           merge_scalar(worst, a * a, cv * cv + sv * sv, bound, unit, [&] {
-                             return fmt::format("cos[{0}, {1}]² + sin[{0}, {1}]²", p, i);
-                           });
-                         }
-                       return Verdict::of(worst);
-                     });
-                   },
-                   0,
-                   false,
-                   false,
-                   {{"long positions", 0.1}}});
+  props.push_back({.name = "rope_cache.pythagorean",
+                   .statement = "cos[p, i]² + sin[p, i]² = a², a the attention factor",
+                   .body =
+                       [](Case<Call>& c) {
+                         const CacheSpec s = *cache_spec(1);
+                         classify(s);
+                         const double a = oracle(s).attention_factor;
+                         c.each([&](const Impl<Call>& impl) {
+                           Arena arena;
+                           const Call call = build(s, arena);
+                           impl.run(call);
+                           // Entries off by E = B·ulp(a) move c² + s² by ≤ 2(|c| + |s|)·E + 2E² ≤
+                           // 2√2·a·E + 2E².
+                           const double unit = 2 * std::numbers::sqrt2 * a * ulp_f32(a);
+                           const double e = cache_exact_bound(impl.bound) * ulp_f32(a);
+                           const double bound =
+                               (2 * std::numbers::sqrt2 * a * e + 2 * e * e) / unit;
+                           Comparison worst;
+                           for (int64_t p = 0; p < s.rows; ++p)
+                             for (int64_t i = 0; i < s.d / 2; ++i) {
+                               const double cv = load(call.cos, call.cos.offset(p, i));
+                               const double sv = load(call.sin, call.sin.offset(p, i));
+                               merge_scalar(worst, a * a, cv * cv + sv * sv, bound, unit, [&] {
+                                 return fmt::format("cos[{0}, {1}]² + sin[{0}, {1}]²", p, i);
+                               });
+                             }
+                           return Verdict::of(worst);
+                         });
+                       },
+                   .minimum = {{"long positions", 0.1}}});
 
   props.push_back(
       {"rope_cache.row0", "row 0 is (cos, sin) = (a, 0) for every pair", [](Case<Call>& c) {
@@ -211,42 +210,41 @@ std::vector<Property<RopeCacheCall>> cache_properties() {
        }});
 
   props.push_back(
-      {"rope_cache.rotation",
-       "row p + m is row p rotated by m·ω_i: (c, s) → (c·cos mω − s·sin mω, s·cos mω + c·sin mω)",
-       [](Case<Call>& c) {
-         const CacheSpec s = *cache_spec(2);
-         const int64_t m = *gen::uniform(1, s.rows - 1);
-         RC_CLASSIFY(m > 1000, "long offset");
-         const auto freq = oracle(s);
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           // Row p+m is E off, row p's errors rotate into ≤ √2·E, fp64 angles m·ω ≤ ⅛ unit.
-           const double bound = (1 + std::numbers::sqrt2) * cache_exact_bound(impl.bound);
-           const double unit = ulp_f32(freq.attention_factor);
-           Comparison worst;
-           for (int64_t i = 0; i < s.d / 2; ++i) {
-             const double angle = static_cast<double>(m) * freq.inv_freq[i];
-             const double cm = std::cos(angle), sm = std::sin(angle);
-             for (int64_t p = 0; p + m < s.rows; ++p) {
-               const double c0 = load(call.cos, call.cos.offset(p, i));
-               const double s0 = load(call.sin, call.sin.offset(p, i));
-               merge_scalar(worst, c0 * cm - s0 * sm, load(call.cos, call.cos.offset(p + m, i)),
-                            bound, unit,
-                            [&] { return fmt::format("cos[{}, {}] (m = {})", p + m, i, m); });
-               merge_scalar(worst, s0 * cm + c0 * sm, load(call.sin, call.sin.offset(p + m, i)),
-                            bound, unit,
-                            [&] { return fmt::format("sin[{}, {}] (m = {})", p + m, i, m); });
-             }
-           }
-           return Verdict::of(worst);
-         });
-       },
-       0,
-       false,
-       false,
-       {{"long offset", 0.1}}});
+      {.name = "rope_cache.rotation",
+       .statement = "row p + m is row p rotated by m·ω_i: (c, s) → (c·cos mω − s·sin mω, s·cos mω "
+                    "+ c·sin mω)",
+       .body =
+           [](Case<Call>& c) {
+             const CacheSpec s = *cache_spec(2);
+             const int64_t m = *gen::uniform(1, s.rows - 1);
+             RC_CLASSIFY(m > 1000, "long offset");
+             const auto freq = oracle(s);
+             c.each([&](const Impl<Call>& impl) {
+               Arena arena;
+               const Call call = build(s, arena);
+               impl.run(call);
+               // Row p+m is E off, row p's errors rotate into ≤ √2·E, fp64 angles m·ω ≤ ⅛ unit.
+               const double bound = (1 + std::numbers::sqrt2) * cache_exact_bound(impl.bound);
+               const double unit = ulp_f32(freq.attention_factor);
+               Comparison worst;
+               for (int64_t i = 0; i < s.d / 2; ++i) {
+                 const double angle = static_cast<double>(m) * freq.inv_freq[i];
+                 const double cm = std::cos(angle), sm = std::sin(angle);
+                 for (int64_t p = 0; p + m < s.rows; ++p) {
+                   const double c0 = load(call.cos, call.cos.offset(p, i));
+                   const double s0 = load(call.sin, call.sin.offset(p, i));
+                   merge_scalar(worst, c0 * cm - s0 * sm, load(call.cos, call.cos.offset(p + m, i)),
+                                bound, unit,
+                                [&] { return fmt::format("cos[{}, {}] (m = {})", p + m, i, m); });
+                   merge_scalar(worst, s0 * cm + c0 * sm, load(call.sin, call.sin.offset(p + m, i)),
+                                bound, unit,
+                                [&] { return fmt::format("sin[{}, {}] (m = {})", p + m, i, m); });
+                 }
+               }
+               return Verdict::of(worst);
+             });
+           },
+       .minimum = {{"long offset", 0.1}}});
   return props;
 }
 
