@@ -1,6 +1,7 @@
-// The harness tests itself (ctest label `property`): every broken kernel of properties/selftest.cc
-// must be caught by the property designed to catch it, and every property must catch at least one
-// broken kernel, or name the family whose broken kernel fails its generic twin.
+// The harness tests itself (ctest label `property`): every broken kernel of
+// properties/<family>_broken.cc must be caught by the property designed to catch it, and every
+// property must catch at least one broken kernel, or name the family whose broken kernel fails its
+// generic twin.
 #include "properties/selftest.h"
 
 #include <fmt/format.h>

@@ -55,9 +55,8 @@ extern "C" {
 #define POSENC_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
-/* ---- Families, numbered in posenc/families.inc's order (posenc::Family's) ----
- * POSENC_FAMILY_ATTENTION = 0, _ABSOLUTE = 1, _SINUSOIDAL = 2, _ROPE_FREQUENCIES = 3,
- * _ROPE_CACHE = 4, _ROPE = 5, _ALIBI = 6, _T5 = 7; POSENC_FAMILY_COUNT of them. */
+/* ---- Families: POSENC_FAMILY_<NAME> numbered from 0 in posenc/families.inc's order
+ * (posenc::Family's), POSENC_FAMILY_COUNT of them ---- */
 enum {
 #define POSENC_FAMILY(name, Call, NAME) POSENC_FAMILY_##NAME,
 #include "posenc/families.inc"
