@@ -53,8 +53,7 @@ template <>
 std::vector<Broken<AbsoluteCall>> broken_implementations<AbsoluteCall>() {
   using B = AbsoluteBug;
   auto make = [](const char* name, B bug) {
-    return Impl<AbsoluteCall>{std::string("absolute/broken:") + name, kAllVariants, 0,
-                              [bug](const AbsoluteCall& call) { absolute_with(bug, call); }};
+    return broken_kernel<AbsoluteCall>(name, bug, absolute_with, 0);
   };
   std::vector<Broken<AbsoluteCall>> list = {
       {make("off_by_one", B::off_by_one), "reads table row p + 1",

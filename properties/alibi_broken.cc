@@ -61,8 +61,7 @@ template <>
 std::vector<Broken<AlibiCall>> broken_implementations<AlibiCall>() {
   using B = AlibiBug;
   auto make = [](const char* name, B bug) {
-    return Impl<AlibiCall>{std::string("alibi/broken:") + name, kAllVariants, 1,
-                           [bug](const AlibiCall& call) { alibi_with(bug, call); }};
+    return broken_kernel<AlibiCall>(name, bug, alibi_with, 1);
   };
   std::vector<Broken<AlibiCall>> list = {
       {make("slopes_use_n", B::slopes_use_n),

@@ -99,10 +99,7 @@ template <>
 std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
   using B = AttentionBug;
   auto make = [](const char* name, B bug, bool threaded = false) {
-    Impl<AttentionCall> impl{std::string("attention/broken:") + name, kAllVariants, 2,
-                             [bug](const AttentionCall& call) { attention_with(bug, call); }};
-    impl.threaded = threaded;
-    return impl;
+    return broken_kernel<AttentionCall>(name, bug, attention_with, 2, threaded);
   };
   std::vector<Broken<AttentionCall>> list = {
       {make("ignores_causal_mask", B::ignores_causal_mask), "ignores the causal mask",

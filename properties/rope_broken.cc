@@ -118,8 +118,7 @@ template <>
 std::vector<Broken<RopeCall>> broken_implementations<RopeCall>() {
   using B = RopeBug;
   auto make = [](const char* name, B bug) {
-    return Impl<RopeCall>{std::string("rope/broken:") + name, kAllVariants, 1,
-                          [bug](const RopeCall& call) { rope_with(bug, call); }};
+    return broken_kernel<RopeCall>(name, bug, rope_with, 1);
   };
   std::vector<Broken<RopeCall>> list = {
       {make("off_by_one", B::off_by_one), "rotates by position p + 1", "rope.identity"},

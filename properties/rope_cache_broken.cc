@@ -58,10 +58,7 @@ template <>
 std::vector<Broken<RopeCacheCall>> broken_implementations<RopeCacheCall>() {
   using B = CacheBug;
   auto make = [](const char* name, B bug, bool threaded = false) {
-    Impl<RopeCacheCall> impl{std::string("rope_cache/broken:") + name, kAllVariants, 1,
-                             [bug](const RopeCacheCall& call) { cache_with(bug, call); }};
-    impl.threaded = threaded;
-    return impl;
+    return broken_kernel<RopeCacheCall>(name, bug, cache_with, 1, threaded);
   };
   std::vector<Broken<RopeCacheCall>> list = {
       {make("no_attention_factor", B::no_attention_factor),

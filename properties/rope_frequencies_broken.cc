@@ -71,9 +71,7 @@ template <>
 std::vector<Broken<RopeFrequenciesCall>> broken_implementations<RopeFrequenciesCall>() {
   using B = FrequenciesBug;
   auto make = [](const char* name, B bug) {
-    return Impl<RopeFrequenciesCall>{
-        std::string("rope_frequencies/broken:") + name, kAllVariants, 2,
-        [bug](const RopeFrequenciesCall& call) { frequencies_with(bug, call); }};
+    return broken_kernel<RopeFrequenciesCall>(name, bug, frequencies_with, 2);
   };
   std::vector<Broken<RopeFrequenciesCall>> list = {
       {make("f32_inv_freq", B::f32_inv_freq), "ω held in f32, as a float32 inv_freq tensor",

@@ -20,6 +20,18 @@ struct Broken {
   std::string caught_by;  // the property designed to catch it
 };
 
+// A broken kernel "<family>/broken:<name>" that runs `with(bug, call)` and states `bound`.
+template <class Call, class Bug>
+Impl<Call> broken_kernel(const char* name, Bug bug, void (*with)(Bug, const Call&), double bound,
+                         bool threaded = false) {
+  return {.name = std::string(family_name(Call::kFamily)) + "/broken:" + name,
+          .variants = kAllVariants,
+          .bound = bound,
+          .run = [bug, with](const Call& call) { with(bug, call); },
+          .unavailable = nullptr,
+          .threaded = threaded};
+}
+
 // Defined in properties/<family>_broken.cc, beside the family's properties.
 template <class Call>
 std::vector<Broken<Call>> broken_implementations();

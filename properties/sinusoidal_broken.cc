@@ -79,10 +79,7 @@ template <>
 std::vector<Broken<SinusoidalCall>> broken_implementations<SinusoidalCall>() {
   using B = SinusoidalBug;
   auto make = [](const char* name, B bug, bool threaded = false) {
-    Impl<SinusoidalCall> impl{std::string("sinusoidal/broken:") + name, kAllVariants, 1,
-                              [bug](const SinusoidalCall& call) { sinusoidal_with(bug, call); }};
-    impl.threaded = threaded;
-    return impl;
+    return broken_kernel<SinusoidalCall>(name, bug, sinusoidal_with, 1, threaded);
   };
   std::vector<Broken<SinusoidalCall>> list = {
       {make("off_by_one", B::off_by_one), "reads position p + 1", "sinusoidal.pe0"},

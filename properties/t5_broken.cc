@@ -77,10 +77,7 @@ void t5_with(T5Bug bug, const T5Call& call) {
 template <>
 std::vector<Broken<T5Call>> broken_implementations<T5Call>() {
   using B = T5Bug;
-  auto make = [](const char* name, B bug) {
-    return Impl<T5Call>{std::string("t5/broken:") + name, kAllVariants, 0,
-                        [bug](const T5Call& call) { t5_with(bug, call); }};
-  };
+  auto make = [](const char* name, B bug) { return broken_kernel<T5Call>(name, bug, t5_with, 0); };
   std::vector<Broken<T5Call>> list = {
       {make("cap_at_n", B::cap_at_n), "caps the bucket at n instead of n − 1",
        "t5.bucket_in_range"},
