@@ -1,7 +1,8 @@
 // A call as the C arguments of posenc/plugin.h: the argument struct, its DLTensors, their shapes
 // and strides, and the scaling factors, in shared memory where the library's child reads them at
 // the same addresses. The tensors themselves are mirrored (mirror.h), each under its name in the
-// Call's view table; one c_args per family (marshal.cc) fills its C struct field by field.
+// Call's view table; one c_args per family (plugin/<family>_args.cc) fills its C struct field by
+// field.
 #pragma once
 
 #include <cstddef>
@@ -73,7 +74,7 @@ class Tensors {
 
 posenc_rope_scaling c_scaling(const RopeScaling& scaling, Block& block);
 
-// One per family: the call's fields in its C struct's order.
+// One per family, in plugin/<family>_args.cc: the call's fields in its C struct's order.
 #define POSENC_FAMILY(name, Call, NAME) posenc_##name##_args c_args(Call& call, Tensors& tensors);
 #include "posenc/families.inc"
 

@@ -1,0 +1,23 @@
+// rope's C arguments (posenc_rope_args, posenc/plugin.h): its views by their view-table names
+// (Tensors), its parameters as they are, in the C struct's order.
+#include "plugin/marshal.h"
+
+namespace posenc::plugin {
+
+posenc_rope_args c_args(RopeCall& c, Tensors& t) {
+  return {.q = t(c.q),
+          .q_out = t(c.q_out),
+          .k = t(c.k),
+          .k_out = t(c.k_out),
+          .positions = t(c.positions),
+          .rotary_dim = c.rotary_dim,
+          .layout = static_cast<int32_t>(c.layout),
+          .inverse = c.inverse,
+          .base = c.base,
+          .scaling = c_scaling(c.scaling, t.block()),
+          .cos = t(c.cos),
+          .sin = t(c.sin),
+          .threads = c.threads};
+}
+
+}  // namespace posenc::plugin
