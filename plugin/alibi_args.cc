@@ -4,6 +4,10 @@
 
 namespace posenc::plugin {
 
+// The C spelling of its variant bits and enums.
+static_assert(POSENC_VARIANT_ALIBI_CAUSAL == variant::alibi_causal &&
+              POSENC_VARIANT_ALIBI_SLOPES == variant::alibi_slopes);
+
 posenc_alibi_args c_args(AlibiCall& c, Tensors& t) {
   return {.n_heads = c.n_heads,
           .max_bias = c.max_bias,

@@ -4,6 +4,14 @@
 
 namespace posenc::plugin {
 
+// The C spelling of its variant bits and enums.
+static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
+              POSENC_VARIANT_ATTENTION_BIAS == variant::attention_bias &&
+              POSENC_VARIANT_ATTENTION_GQA == variant::attention_gqa &&
+              POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions);
+static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
+              POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
+
 posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
   return {.q = t(c.q),
           .k = t(c.k),

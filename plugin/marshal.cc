@@ -6,7 +6,8 @@
 
 namespace posenc::plugin {
 
-// The C header spells posenc's enums and variant bits out; they must stay the same numbers.
+// The C header spells posenc's enums and variant bits out; they must stay the same numbers (each
+// family's own in plugin/<family>_args.cc).
 // The family numbers of both come from families.inc; the ABI's must not move.
 static_assert(POSENC_FAMILY_ATTENTION == 0 && POSENC_FAMILY_T5 == 7);
 #define POSENC_FAMILY(name, Call, NAME) \
@@ -15,22 +16,6 @@ static_assert(POSENC_FAMILY_ATTENTION == 0 && POSENC_FAMILY_T5 == 7);
 static_assert(POSENC_VARIANT_F32 == variant::f32 && POSENC_VARIANT_BF16 == variant::bf16 &&
               POSENC_VARIANT_F16 == variant::f16 && POSENC_VARIANT_STRIDED == variant::strided &&
               POSENC_VARIANT_IN_PLACE == variant::in_place);
-static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
-              POSENC_VARIANT_ATTENTION_BIAS == variant::attention_bias &&
-              POSENC_VARIANT_ATTENTION_GQA == variant::attention_gqa &&
-              POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions);
-static_assert(POSENC_VARIANT_SINUSOIDAL_ADD == variant::sinusoidal_add &&
-              POSENC_VARIANT_SINUSOIDAL_POSITIONS == variant::sinusoidal_positions);
-static_assert(POSENC_VARIANT_ROPE_HALF_SPLIT == variant::rope_half_split &&
-              POSENC_VARIANT_ROPE_INTERLEAVED == variant::rope_interleaved &&
-              POSENC_VARIANT_ROPE_PARTIAL == variant::rope_partial &&
-              POSENC_VARIANT_ROPE_INVERSE == variant::rope_inverse &&
-              POSENC_VARIANT_ROPE_CACHED == variant::rope_cached &&
-              POSENC_VARIANT_ROPE_KEY == variant::rope_key);
-static_assert(POSENC_VARIANT_ALIBI_CAUSAL == variant::alibi_causal &&
-              POSENC_VARIANT_ALIBI_SLOPES == variant::alibi_slopes);
-static_assert(POSENC_VARIANT_T5_BIDIRECTIONAL == variant::t5_bidirectional &&
-              POSENC_VARIANT_T5_CAUSAL == variant::t5_causal);
 static_assert(POSENC_SCALING_NONE == static_cast<int>(RopeScalingKind::none) &&
               POSENC_SCALING_LINEAR == static_cast<int>(RopeScalingKind::linear) &&
               POSENC_SCALING_NTK == static_cast<int>(RopeScalingKind::ntk) &&
@@ -42,10 +27,6 @@ static_assert(POSENC_VARIANT_SCALING(POSENC_SCALING_NONE) ==
                   variant::scaling_bit(RopeScalingKind::none) &&
               POSENC_VARIANT_SCALING(POSENC_SCALING_LONGROPE) ==
                   variant::scaling_bit(RopeScalingKind::longrope));
-static_assert(POSENC_LAYOUT_HALF_SPLIT == static_cast<int>(RopeLayout::half_split) &&
-              POSENC_LAYOUT_INTERLEAVED == static_cast<int>(RopeLayout::interleaved));
-static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
-              POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
 
 namespace {
 

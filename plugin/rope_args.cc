@@ -4,6 +4,16 @@
 
 namespace posenc::plugin {
 
+// The C spelling of its variant bits and enums.
+static_assert(POSENC_VARIANT_ROPE_HALF_SPLIT == variant::rope_half_split &&
+              POSENC_VARIANT_ROPE_INTERLEAVED == variant::rope_interleaved &&
+              POSENC_VARIANT_ROPE_PARTIAL == variant::rope_partial &&
+              POSENC_VARIANT_ROPE_INVERSE == variant::rope_inverse &&
+              POSENC_VARIANT_ROPE_CACHED == variant::rope_cached &&
+              POSENC_VARIANT_ROPE_KEY == variant::rope_key);
+static_assert(POSENC_LAYOUT_HALF_SPLIT == static_cast<int>(RopeLayout::half_split) &&
+              POSENC_LAYOUT_INTERLEAVED == static_cast<int>(RopeLayout::interleaved));
+
 posenc_rope_args c_args(RopeCall& c, Tensors& t) {
   return {.q = t(c.q),
           .q_out = t(c.q_out),

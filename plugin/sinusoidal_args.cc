@@ -4,6 +4,10 @@
 
 namespace posenc::plugin {
 
+// The C spelling of its variant bits and enums.
+static_assert(POSENC_VARIANT_SINUSOIDAL_ADD == variant::sinusoidal_add &&
+              POSENC_VARIANT_SINUSOIDAL_POSITIONS == variant::sinusoidal_positions);
+
 posenc_sinusoidal_args c_args(SinusoidalCall& c, Tensors& t) {
   return {.out = t(c.out),
           .x = t(c.x),

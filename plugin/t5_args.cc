@@ -4,6 +4,10 @@
 
 namespace posenc::plugin {
 
+// The C spelling of its variant bits and enums.
+static_assert(POSENC_VARIANT_T5_BIDIRECTIONAL == variant::t5_bidirectional &&
+              POSENC_VARIANT_T5_CAUSAL == variant::t5_causal);
+
 posenc_t5_args c_args(T5Call& c, Tensors& t) {
   return {.bidirectional = c.bidirectional,
           .n_buckets = c.n_buckets,
