@@ -22,10 +22,7 @@ void AbsoluteCall::validate() const {
     POSENC_REQUIRE(rows >= 1, "table.shape[0]", rows, "must be >= 1 when there are tokens");
     check_positions(positions, "positions", 0, rows - 1);
   }
-  check_no_self_overlap(out, "out");
-  check_no_overlap(out, "out", x, "x", /*allow_identical=*/true);
-  check_no_overlap(out, "out", table, "table");
-  check_no_overlap(out, "out", positions, "positions");
+  check_view_overlaps(*this);
 }
 
 uint64_t AbsoluteCall::required_variants() const {

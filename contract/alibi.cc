@@ -19,17 +19,12 @@ void AlibiCall::validate() const {
   check_dim(bias, "bias", 2, k_positions.shape[0]);
   check_positions(q_positions, "q_positions", 0, kMaxPosition);
   check_positions(k_positions, "k_positions", 0, kMaxPosition);
-  check_no_self_overlap(bias, "bias");
-  check_no_overlap(bias, "bias", q_positions, "q_positions");
-  check_no_overlap(bias, "bias", k_positions, "k_positions");
   if (slopes) {
     check_view(*slopes, "slopes", 1, {DType::f32});
     check_dim(*slopes, "slopes", 0, n_heads);
-    check_no_self_overlap(*slopes, "slopes");
-    check_no_overlap(*slopes, "slopes", bias, "bias");
-    check_no_overlap(*slopes, "slopes", q_positions, "q_positions");
-    check_no_overlap(*slopes, "slopes", k_positions, "k_positions");
   }
+  check_view_overlaps(*this);
+  if (slopes) check_no_overlap(*slopes, "slopes", bias, "bias");
 }
 
 uint64_t AlibiCall::required_variants() const {

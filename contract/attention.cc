@@ -50,15 +50,7 @@ void AttentionCall::validate() const {
     check_dim(*bias, "bias", 1, tq);
     check_dim(*bias, "bias", 2, tk);
   }
-  check_no_self_overlap(out, "out");
-  check_no_overlap(out, "out", q, "q");
-  check_no_overlap(out, "out", k, "k");
-  check_no_overlap(out, "out", v, "v");
-  if (bias) check_no_overlap(out, "out", *bias, "bias");
-  if (q_positions) {
-    check_no_overlap(out, "out", *q_positions, "q_positions");
-    check_no_overlap(out, "out", *k_positions, "k_positions");
-  }
+  check_view_overlaps(*this);
 }
 
 uint64_t AttentionCall::required_variants() const {

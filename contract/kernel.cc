@@ -10,22 +10,10 @@ namespace posenc {
 
 const char* family_name(Family family) {
   switch (family) {
-    case Family::attention:
-      return "attention";
-    case Family::absolute:
-      return "absolute";
-    case Family::sinusoidal:
-      return "sinusoidal";
-    case Family::rope_frequencies:
-      return "rope_frequencies";
-    case Family::rope_cache:
-      return "rope_cache";
-    case Family::rope:
-      return "rope";
-    case Family::alibi:
-      return "alibi";
-    case Family::t5:
-      return "t5";
+#define POSENC_FAMILY(name, Call, NAME) \
+  case Family::name:                    \
+    return #name;
+#include "posenc/families.inc"
   }
   return "?";
 }

@@ -1,9 +1,6 @@
 #include "posenc/rope.h"
 
 #include <algorithm>
-#include <array>
-#include <span>
-#include <utility>
 
 #include "posenc/error.h"
 
@@ -57,22 +54,8 @@ void RopeCall::validate() const {
     scaling.validate(rotary_dim, base);
     check_positions(positions, "positions", 0, kMaxPosition);
   }
-  check_no_self_overlap(q_out, "q_out");
-  std::array<std::pair<const Tensor*, const char*>, 5> input_list = {
-      {{&q, "q"}, {&positions, "positions"}}};
-  size_t count = 2;
-  if (k) input_list[count++] = {&*k, "k"};
-  if (cos) {
-    input_list[count++] = {&*cos, "cos"};
-    input_list[count++] = {&*sin, "sin"};
-  }
-  const std::span inputs(input_list.data(), count);
-  for (auto [in, name] : inputs) check_no_overlap(q_out, "q_out", *in, name, in == &q);
-  if (k) {
-    check_no_self_overlap(*k_out, "k_out");
-    for (auto [in, name] : inputs) check_no_overlap(*k_out, "k_out", *in, name, in == &*k);
-    check_no_overlap(*k_out, "k_out", q_out, "q_out");
-  }
+  check_view_overlaps(*this);
+  if (k) check_no_overlap(*k_out, "k_out", q_out, "q_out");
 }
 
 uint64_t RopeCall::required_variants() const {

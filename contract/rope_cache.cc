@@ -16,8 +16,7 @@ void RopeCacheCall::validate() const {
   check_dim(sin, "sin", 1, rotary_dim / 2);
   POSENC_REQUIRE(rows - 1 <= kMaxPosition, "cos.shape[0]", rows,
                  "rows must be <= " + std::to_string(kMaxPosition + 1));
-  check_no_self_overlap(cos, "cos");
-  check_no_self_overlap(sin, "sin");
+  check_view_overlaps(*this);
   check_no_overlap(cos, "cos", sin, "sin");
 }
 

@@ -166,7 +166,7 @@ void RopeFrequenciesCall::validate() const {
   check_dim(inv_freq, "inv_freq", 0, rotary_dim / 2);
   check_view(attention_factor, "attention_factor", 1, {DType::f64});
   check_dim(attention_factor, "attention_factor", 0, 1);
-  check_no_self_overlap(inv_freq, "inv_freq");
+  check_view_overlaps(*this);
   check_no_overlap(inv_freq, "inv_freq", attention_factor, "attention_factor");
 }
 

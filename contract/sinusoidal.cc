@@ -27,9 +27,7 @@ void SinusoidalCall::validate() const {
     POSENC_REQUIRE(tokens - 1 <= kMaxPosition, "out.shape[0]", tokens,
                    "table rows must be <= " + std::to_string(kMaxPosition + 1));
   }
-  check_no_self_overlap(out, "out");
-  if (x) check_no_overlap(out, "out", *x, "x", /*allow_identical=*/true);
-  if (positions) check_no_overlap(out, "out", *positions, "positions");
+  check_view_overlaps(*this);
 }
 
 uint64_t SinusoidalCall::required_variants() const {

@@ -28,10 +28,7 @@ void T5Call::validate() const {
   check_dim(bias, "bias", 2, k_positions.shape[0]);
   check_positions(q_positions, "q_positions", 0, kMaxPosition);
   check_positions(k_positions, "k_positions", 0, kMaxPosition);
-  check_no_self_overlap(bias, "bias");
-  check_no_overlap(bias, "bias", table, "table");
-  check_no_overlap(bias, "bias", q_positions, "q_positions");
-  check_no_overlap(bias, "bias", k_positions, "k_positions");
+  check_view_overlaps(*this);
 }
 
 uint64_t T5Call::required_variants() const {

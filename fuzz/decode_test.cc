@@ -1,7 +1,7 @@
-// The fuzz decoder (properties/decode.h) under g++: it is deterministic, plain by default, reaches
+// The fuzz decoder (fuzz/decode.h) under g++: it is deterministic, plain by default, reaches
 // both accepted and rejected calls, and every checked-in corpus input (crash regressions
 // included) passes `check` against the registry.
-#include "properties/decode.h"
+#include "fuzz/decode.h"
 
 #include <gtest/gtest.h>
 
@@ -34,8 +34,7 @@ bool accepted(const Call& call) {
 
 template <class Call>
 class Decode : public testing::Test {};
-using Families = testing::Types<AttentionCall, AbsoluteCall, SinusoidalCall, RopeFrequenciesCall,
-                                RopeCacheCall, RopeCall, AlibiCall, T5Call>;
+using Families = AllCalls::apply<testing::Types>;
 TYPED_TEST_SUITE(Decode, Families);
 
 TYPED_TEST(Decode, EmptyInputIsAValidCall) {

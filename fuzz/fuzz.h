@@ -1,5 +1,5 @@
 // What every fuzz target does with one input: decode it into a problem of its family and check
-// it against every registered implementation (properties/decode.h). Any failure aborts, so
+// it against every registered implementation (fuzz/decode.h). Any failure aborts, so
 // libFuzzer records the input as a crash; sanitizer reports abort on their own.
 //
 // POSENC_FUZZ_VERBOSE=1 prints each implementation and call before it runs; an AddressSanitizer
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/decode.h"
 #include "optimized/thread_pool.h"
-#include "properties/decode.h"
 
 namespace posenc::fuzz {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "properties/decode.h"
+#include "fuzz/decode.h"
 
 namespace posenc::harness {
 namespace {

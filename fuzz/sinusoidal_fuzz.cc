@@ -1,4 +1,4 @@
-// libFuzzer target for sinusoidal: see fuzz/fuzz.h and properties/decode.h.
+// libFuzzer target for sinusoidal: see fuzz/fuzz.h and fuzz/decode.h.
 #include "fuzz/fuzz.h"
 
 POSENC_FUZZ_TARGET(SinusoidalCall)

@@ -241,6 +241,7 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
 
 }  // namespace
 
+// ALiBi slopes and bias, each element evaluated in fp64 as the reference does: bound 0 (bitwise).
 std::vector<Impl<AlibiCall>> alibi() {
   static const TargetTable<AlibiPartFn> table = POSENC_TARGET_TABLE(AlibiPart);
   const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |

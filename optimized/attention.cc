@@ -583,6 +583,10 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
 
 }  // namespace
 
+// softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
+// by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 as the
+// reference does. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the
+// error analysis is in attention.cc).
 std::vector<Impl<AttentionCall>> attention() {
   static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
   const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |

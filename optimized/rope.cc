@@ -689,6 +689,13 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
 
 }  // namespace
 
+// Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
+// cache row), then each output is one FMA over one rounded product: within 1.5 ulp_f32(f·‖pair‖)
+// of the exact value before its final rounding, so within 2 of the reference's rounded result.
+// Bound 2 (proof in rope.cc). The pass-through tail is copied bit for bit. f32 throughout: a
+// product of an input and a coefficient past FLT_MAX overflows (inputs near FLT_MAX with f > 1).
+// bf16 and f16 activations (f32 or bf16 caches): promoted, the same f32 arithmetic, rounded once
+// more to the output: within 1 ulp of the output dtype (kernel.h).
 std::vector<Impl<RopeCall>> rope() {
   static const TargetTable<RopeTokensFn> table = POSENC_TARGET_TABLE(RopeTokens);
   constexpr uint64_t kVariants =

@@ -95,6 +95,8 @@ void run_rope_cache(const RopeCacheCall& call, RopeCacheRowsFn* rows) {
 
 }  // namespace
 
+// a·cos(p·ω), a·sin(p·ω) from exact angles and double sin/cos, rounded once to f32: bound 1 ulp(a).
+// A bf16 table is rounded once to bf16 from the same double values.
 std::vector<Impl<RopeCacheCall>> rope_cache() {
   static const TargetTable<RopeCacheRowsFn> table = POSENC_TARGET_TABLE(RopeCacheRows);
   return target_impls<RopeCacheCall>(

@@ -318,6 +318,7 @@ void run_t5(const T5Call& call, T5PartFn* part) {
 
 }  // namespace
 
+// T5 relative-position bias: the reference's float32 buckets, looked up: bound 0 (bitwise).
 std::vector<Impl<T5Call>> t5() {
   static const TargetTable<T5PartFn> table = POSENC_TARGET_TABLE(T5Part);
   const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |

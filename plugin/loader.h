@@ -58,11 +58,9 @@ class Plugin {
   friend Plugin load(const std::string& path, const Options& options);
   friend void read_kernels(Plugin& plugin, const std::string& bytes, const Options& options);
   std::string path_;
-  std::tuple<std::vector<Impl<AttentionCall>>, std::vector<Impl<AbsoluteCall>>,
-             std::vector<Impl<SinusoidalCall>>, std::vector<Impl<RopeFrequenciesCall>>,
-             std::vector<Impl<RopeCacheCall>>, std::vector<Impl<RopeCall>>,
-             std::vector<Impl<AlibiCall>>, std::vector<Impl<T5Call>>>
-      kernels_;
+  template <class... Calls>
+  using Lists = std::tuple<std::vector<Impl<Calls>>...>;
+  AllCalls::apply<Lists> kernels_;  // one list per family
 };
 
 // Loads the library at `path`; throws LoadError with a message that says what is wrong.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "posenc/error.h"
+#include "posenc/plugin.h"
 #include "properties/arena.h"
 
 namespace posenc::plugin {
@@ -54,7 +55,8 @@ TEST(Load, ReportsEachMalformedLibrary) {
                     "999, this posenc speaks version 1");
   expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
   expect_load_error("posenc_test_broken_bad_family",
-                    "kernel #1 family 42 is not a posenc family (0 to 7)");
+                    "kernel #1 family 42 is not a posenc family (0 to " +
+                        std::to_string(POSENC_FAMILY_COUNT - 1) + ")");
   expect_load_error("posenc_test_broken_no_function", "kernel #1 has no function for its family");
   expect_load_error("posenc_test_broken_duplicate", "two sinusoidal kernels are named 'a'");
   expect_load_error("posenc_test_broken_bad_name",

@@ -7,18 +7,12 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const AbsoluteCall& call) { return {call.out}; }
-
 Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound) {
   // Unit: ulp of the sum in out's dtype (absolute.h, kernel.h).
   return harness::compare(
       "out", expected.out, got.out, dtype_bound(got.out.dtype, bound), [&](const int64_t* ix) {
         return ulp_of(got.out.dtype, load(expected.out, expected.out.offset(ix[0], ix[1])));
       });
-}
-
-std::vector<Tensor*> views(AbsoluteCall& call) {
-  return {&call.x, &call.table, &call.positions, &call.out};
 }
 
 namespace {
@@ -155,7 +149,7 @@ AbsoluteCall build(const TwoPositionsSpec& s, Arena& arena) {
   return call;
 }
 
-std::vector<Property<AbsoluteCall>> absolute_properties() {
+Problems<AbsoluteCall, AbsoluteSpec> absolute_problems() {
   using Call = AbsoluteCall;
   Problems<Call, AbsoluteSpec> problems{
       .any = any_spec(true, 0, 48),
@@ -202,88 +196,101 @@ std::vector<Property<AbsoluteCall>> absolute_properties() {
                                   return true;
                                 }});
 
-  auto props = generic_properties<Call>("absolute", problems);
+  return problems;
+}
 
-  props.push_back(
-      {"absolute.batch_broadcast",
-       "a batch of identical sequences packed into tokens gives identical rows in every batch",
-       [](Case<Call>& c) {
-         const BroadcastSpec s = *rc::gen::exec([] {
-           BroadcastSpec b;
-           b.batches = *gen::sized(2, 4);
-           b.sequence = *any_spec(true, 1, 16);
-           return b;
-         });
-         Arena probe;
-         const Call shape = build(s, probe);
-         c.each(shape, [&](const Impl<Call>& impl) {
-           Arena arena, expected_arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           // Batch 0's rows, repeated, are what every batch must hold bit for bit.
-           const int64_t n = s.sequence.tokens;
-           const Tensor first = view(call.out.data, call.out.dtype, {n, s.sequence.dim},
-                                     {call.out.strides[0], call.out.strides[1]});
-           const Tensor expected =
-               expected_arena.alloc(call.out.dtype, {n * s.batches, s.sequence.dim});
-           repeat_rows(first, expected, s.batches);
-           return Verdict::of(harness::compare("out[batch·tokens + t, c]", expected, call.out, 0,
-                                               [](const int64_t*) { return 1.0; }));
-         });
-       }});
+Property<AbsoluteCall> batch_broadcast() {
+  using Call = AbsoluteCall;
+  return {"absolute.batch_broadcast",
+          "a batch of identical sequences packed into tokens gives identical rows in every batch",
+          [](Case<Call>& c) {
+            const BroadcastSpec s = *rc::gen::exec([] {
+              BroadcastSpec b;
+              b.batches = *gen::sized(2, 4);
+              b.sequence = *any_spec(true, 1, 16);
+              return b;
+            });
+            Arena probe;
+            const Call shape = build(s, probe);
+            c.each(shape, [&](const Impl<Call>& impl) {
+              Arena arena, expected_arena;
+              const Call call = build(s, arena);
+              impl.run(call);
+              // Batch 0's rows, repeated, are what every batch must hold bit for bit.
+              const int64_t n = s.sequence.tokens;
+              const Tensor first = view(call.out.data, call.out.dtype, {n, s.sequence.dim},
+                                        {call.out.strides[0], call.out.strides[1]});
+              const Tensor expected =
+                  expected_arena.alloc(call.out.dtype, {n * s.batches, s.sequence.dim});
+              repeat_rows(first, expected, s.batches);
+              return Verdict::of(harness::compare("out[batch·tokens + t, c]", expected, call.out, 0,
+                                                  [](const int64_t*) { return 1.0; }));
+            });
+          }};
+}
 
-  props.push_back(
-      {"absolute.same_token_two_positions",
-       "one token at two positions gives equal rows exactly when the table rows are equal",
-       [](Case<Call>& c) {
-         const TwoPositionsSpec s = *rc::gen::exec([] {
-           TwoPositionsSpec t;
-           t.base = *any_spec(false, 2, 2);
-           t.base.rows = std::max<int64_t>(t.base.rows, 2);
-           t.p1 = *gen::uniform(0, t.base.rows - 1);
-           t.p2 = *gen::uniform(0, t.base.rows - 2);
-           if (t.p2 >= t.p1) ++t.p2;
-           t.same_rows = *rc::gen::arbitrary<bool>();
-           return t;
-         });
-         RC_CLASSIFY(s.same_rows, "equal rows");
-         classify_dtype(s.base.dtype);
-         Arena probe;
-         const Call shape = build(s, probe);
-         c.each(shape, [&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           // Exact sums x + t₁ and x + t₂ further apart than 2·bound + 1 ulps of out's dtype (at
-           // the larger sum) cannot round to the same value; equal rows must give equal bits.
-           const DType dtype = call.out.dtype;
-           const double units = metamorphic_bound(dtype_bound(dtype, impl.bound));
-           bool must_differ = false, differ = false;
-           int64_t column = 0;
-           for (int64_t k = 0; k < s.base.dim; ++k) {
-             const double x = load(call.x, call.x.offset(0, k));
-             const double t1 = load(call.table, call.table.offset(s.p1, k));
-             const double t2 = load(call.table, call.table.offset(s.p2, k));
-             const double o1 = load(call.out, call.out.offset(0, k));
-             const double o2 = load(call.out, call.out.offset(1, k));
-             const double apart =
-                 units * ulp_of(dtype, std::fmax(std::fabs(x + t1), std::fabs(x + t2)));
-             must_differ = must_differ || std::fabs(t1 - t2) > apart;
-             if (o1 != o2 && !differ) column = k;
-             differ = differ || o1 != o2;
-           }
-           if (s.same_rows && differ)
-             return Verdict::fail(
-                 fmt::format("table rows {} and {} are equal, yet out rows differ at column {}",
-                             s.p1, s.p2, column));
-           if (!s.same_rows && must_differ && !differ)
-             return Verdict::fail(
-                 fmt::format("table rows {} and {} differ, yet the token's two out rows are equal",
-                             s.p1, s.p2));
-           return Verdict::pass();
-         });
-       },
-       0, false, false, dtype_shares({{"equal rows", 0.3}})});
+Property<AbsoluteCall> same_token_two_positions() {
+  using Call = AbsoluteCall;
+  return {.name = "absolute.same_token_two_positions",
+          .statement =
+              "one token at two positions gives equal rows exactly when the table rows are equal",
+          .body =
+              [](Case<Call>& c) {
+                const TwoPositionsSpec s = *rc::gen::exec([] {
+                  TwoPositionsSpec t;
+                  t.base = *any_spec(false, 2, 2);
+                  t.base.rows = std::max<int64_t>(t.base.rows, 2);
+                  t.p1 = *gen::uniform(0, t.base.rows - 1);
+                  t.p2 = *gen::uniform(0, t.base.rows - 2);
+                  if (t.p2 >= t.p1) ++t.p2;
+                  t.same_rows = *rc::gen::arbitrary<bool>();
+                  return t;
+                });
+                RC_CLASSIFY(s.same_rows, "equal rows");
+                classify_dtype(s.base.dtype);
+                Arena probe;
+                const Call shape = build(s, probe);
+                c.each(shape, [&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  // Exact sums x + t₁ and x + t₂ further apart than 2·bound + 1 ulps of out's dtype
+                  // (at the larger sum) cannot round to the same value; equal rows must give equal
+                  // bits.
+                  const DType dtype = call.out.dtype;
+                  const double units = metamorphic_bound(dtype_bound(dtype, impl.bound));
+                  bool must_differ = false, differ = false;
+                  int64_t column = 0;
+                  for (int64_t k = 0; k < s.base.dim; ++k) {
+                    const double x = load(call.x, call.x.offset(0, k));
+                    const double t1 = load(call.table, call.table.offset(s.p1, k));
+                    const double t2 = load(call.table, call.table.offset(s.p2, k));
+                    const double o1 = load(call.out, call.out.offset(0, k));
+                    const double o2 = load(call.out, call.out.offset(1, k));
+                    const double apart =
+                        units * ulp_of(dtype, std::fmax(std::fabs(x + t1), std::fabs(x + t2)));
+                    must_differ = must_differ || std::fabs(t1 - t2) > apart;
+                    if (o1 != o2 && !differ) column = k;
+                    differ = differ || o1 != o2;
+                  }
+                  if (s.same_rows && differ)
+                    return Verdict::fail(fmt::format(
+                        "table rows {} and {} are equal, yet out rows differ at column {}", s.p1,
+                        s.p2, column));
+                  if (!s.same_rows && must_differ && !differ)
+                    return Verdict::fail(fmt::format(
+                        "table rows {} and {} differ, yet the token's two out rows are equal", s.p1,
+                        s.p2));
+                  return Verdict::pass();
+                });
+              },
+          .minimum = dtype_shares({{"equal rows", 0.3}})};
+}
+
+std::vector<Property<AbsoluteCall>> absolute_properties() {
+  auto props = generic_properties<AbsoluteCall>("absolute", absolute_problems());
+  for (auto property : {batch_broadcast(), same_token_two_positions()})
+    props.push_back(std::move(property));
   return props;
 }
 

@@ -11,16 +11,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const AlibiCall& call) {
-  std::vector<Tensor> out = {call.bias};
-  if (call.slopes) out.push_back(*call.slopes);
-  return out;
-}
-
-std::vector<Tensor*> views(AlibiCall& call) {
-  return {&call.q_positions, &call.k_positions, &call.bias, call.slopes ? &*call.slopes : nullptr};
-}
-
 Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound) {
   // Unit: ulp of the reference element in bias's dtype; −∞ must match exactly (compare() does),
   // see alibi.h and kernel.h.
@@ -137,7 +127,7 @@ double stated_slope(int64_t h, int64_t heads, double max_bias) {
   return std::exp2(h < c ? -max_bias * (hh + 1) / c : -(max_bias / 2) * (2 * (hh - c) + 1) / c);
 }
 
-std::vector<Property<AlibiCall>> alibi_properties() {
+Problems<AlibiCall, AlibiSpec> alibi_problems() {
   using Call = AlibiCall;
   Problems<Call, AlibiSpec> problems{
       .any = alibi_spec(12, 24),
@@ -187,169 +177,201 @@ std::vector<Property<AlibiCall>> alibi_properties() {
                    return true;
                  }});
 
-  auto props = generic_properties<Call>("alibi", problems);
+  return problems;
+}
 
-  props.push_back(
-      {"alibi.geometric_slopes",
-       "slopes are geometric with ratio 2^(−m/c) within each power-of-two block, the first block "
-       "starting at 2^(−m/c) and the interleaved one at 2^(−m/2c)",
-       [](Case<Call>& c) {
-         AlibiSpec s = *alibi_spec(1, 1);
-         s.causal = false;
-         s.q = {{1}, DType::i64, "one"};
-         s.k = {{0}, DType::i64, "one"};  // distance 1: bias[h, 0, 0] = −slope_h
-         RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(s.heads)),
-                     "heads not a power of two");
-         classify_dtype(s.dtype);
-         const int64_t block = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(s.heads)));
-         const double ratio = std::exp2(-s.max_bias / static_cast<double>(block));
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           std::vector<double> slope(s.heads);
-           for (int64_t h = 0; h < s.heads; ++h)
-             slope[h] = -load(call.bias, call.bias.offset(h, 0, 0));
-           // Each slope is B = bound + ½ ulps from exact, ulps of the bias's dtype (1 + ½ in
-           // bf16 and f16, dtype_bound): s_{h+1} − r·s_h is off by at most B·ulp(s_{h+1}) +
-           // r·B·ulp(s_h) ≤ 2B·ulp(s_h) (r < 1, ulp non-decreasing in magnitude); a block's first
-           // against its exact start by B·ulp. (Slopes stay ≥ 2^−max_bias ≥ 2⁻¹⁶: no underflow
-           // to 0, even in f16.)
-           const DType dtype = s.dtype;
-           const double b = exact_bound(dtype_bound(dtype, impl.bound));
-           Comparison worst;
-           for (int64_t h = 0; h < s.heads; ++h) {
-             const bool starts = h == 0 || h == block;
-             const double expected =
-                 starts ? (h == 0 ? ratio : std::sqrt(ratio)) : ratio * slope[h - 1];
-             merge_scalar(worst, expected, slope[h], starts ? b : 2 * b,
-                          ulp_of(dtype, slope[h - (starts ? 0 : 1)]), [&] {
-                            return fmt::format("slope[{}] of {} heads ({})", h, s.heads,
-                                               starts ? "block start" : "ratio to the previous");
-                          });
-           }
-           return Verdict::of(worst);
-         });
-       },
-       0, false, false, dtype_shares({{"heads not a power of two", 0.3}})});
+Property<AlibiCall> geometric_slopes() {
+  using Call = AlibiCall;
+  return {.name = "alibi.geometric_slopes",
+          .statement =
+              "slopes are geometric with ratio 2^(−m/c) within each power-of-two "
+              "block, the first block "
+              "starting at 2^(−m/c) and the interleaved one at 2^(−m/2c)",
+          .body =
+              [](Case<Call>& c) {
+                AlibiSpec s = *alibi_spec(1, 1);
+                s.causal = false;
+                s.q = {{1}, DType::i64, "one"};
+                s.k = {{0}, DType::i64, "one"};  // distance 1: bias[h, 0, 0] = −slope_h
+                RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(s.heads)),
+                            "heads not a power of two");
+                classify_dtype(s.dtype);
+                const int64_t block =
+                    static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(s.heads)));
+                const double ratio = std::exp2(-s.max_bias / static_cast<double>(block));
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  std::vector<double> slope(s.heads);
+                  for (int64_t h = 0; h < s.heads; ++h)
+                    slope[h] = -load(call.bias, call.bias.offset(h, 0, 0));
+                  // Each slope is B = bound + ½ ulps from exact, ulps of the bias's dtype
+                  // (1 + ½ in bf16 and f16, dtype_bound): s_{h+1} − r·s_h is off by at
+                  // most B·ulp(s_{h+1}) + r·B·ulp(s_h) ≤ 2B·ulp(s_h) (r < 1, ulp
+                  // non-decreasing in magnitude); a block's first against its exact start
+                  // by B·ulp. (Slopes stay ≥ 2^−max_bias ≥ 2⁻¹⁶: no underflow to 0, even
+                  // in f16.)
+                  const DType dtype = s.dtype;
+                  const double b = exact_bound(dtype_bound(dtype, impl.bound));
+                  Comparison worst;
+                  for (int64_t h = 0; h < s.heads; ++h) {
+                    const bool starts = h == 0 || h == block;
+                    const double expected =
+                        starts ? (h == 0 ? ratio : std::sqrt(ratio)) : ratio * slope[h - 1];
+                    merge_scalar(worst, expected, slope[h], starts ? b : 2 * b,
+                                 ulp_of(dtype, slope[h - (starts ? 0 : 1)]), [&] {
+                                   return fmt::format(
+                                       "slope[{}] of {} heads ({})", h, s.heads,
+                                       starts ? "block start" : "ratio to the previous");
+                                 });
+                  }
+                  return Verdict::of(worst);
+                });
+              },
+          .minimum = dtype_shares({{"heads not a power of two", 0.3}})};
+}
 
-  props.push_back(
-      {"alibi.distance_only", "the bias depends only on |q_pos − k_pos| (and the head)",
-       [](Case<Call>& c) {
-         AlibiSpec s = *alibi_spec(12, 24);
-         classify(s);
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           // The first element seen at each (head, signed distance for causal, |distance|
-           // otherwise) is what every other one there must equal, bit for bit.
-           std::map<std::pair<int64_t, int64_t>, std::tuple<double, int64_t, int64_t>> seen;
-           for (int64_t h = 0; h < s.heads; ++h)
-             for (size_t i = 0; i < s.q.values.size(); ++i)
-               for (size_t j = 0; j < s.k.values.size(); ++j) {
-                 const int64_t delta = s.q.values[i] - s.k.values[j];
-                 const int64_t key = s.causal ? delta : std::abs(delta);
-                 const double v = load(call.bias, call.bias.offset(h, i, j));
-                 auto [it, fresh] =
-                     seen.emplace(std::pair{h, key}, std::tuple{v, int64_t(i), int64_t(j)});
-                 const double first = std::get<0>(it->second);
-                 if (!fresh && std::memcmp(&first, &v, sizeof v) != 0)
-                   return Verdict::fail(fmt::format(
-                       "bias[{}, {}, {}] = {} but bias[{}, {}, {}] = {}, at the same distance {}",
-                       h, i, j, v, h, std::get<1>(it->second), std::get<2>(it->second), first,
-                       key));
-               }
-           return Verdict::pass();
-         });
-       },
-       0, false, false, dtype_shares({{"causal", 0.3}, {"long positions", 0.2}})});
+Property<AlibiCall> distance_only() {
+  using Call = AlibiCall;
+  return {.name = "alibi.distance_only",
+          .statement = "the bias depends only on |q_pos − k_pos| (and the head)",
+          .body =
+              [](Case<Call>& c) {
+                AlibiSpec s = *alibi_spec(12, 24);
+                classify(s);
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  // The first element seen at each (head, signed distance for causal, |distance|
+                  // otherwise) is what every other one there must equal, bit for bit.
+                  std::map<std::pair<int64_t, int64_t>, std::tuple<double, int64_t, int64_t>> seen;
+                  for (int64_t h = 0; h < s.heads; ++h)
+                    for (size_t i = 0; i < s.q.values.size(); ++i)
+                      for (size_t j = 0; j < s.k.values.size(); ++j) {
+                        const int64_t delta = s.q.values[i] - s.k.values[j];
+                        const int64_t key = s.causal ? delta : std::abs(delta);
+                        const double v = load(call.bias, call.bias.offset(h, i, j));
+                        auto [it, fresh] =
+                            seen.emplace(std::pair{h, key}, std::tuple{v, int64_t(i), int64_t(j)});
+                        const double first = std::get<0>(it->second);
+                        if (!fresh && std::memcmp(&first, &v, sizeof v) != 0)
+                          return Verdict::fail(
+                              fmt::format("bias[{}, {}, {}] = {} but bias[{}, {}, {}] = {}, at the "
+                                          "same distance {}",
+                                          h, i, j, v, h, std::get<1>(it->second),
+                                          std::get<2>(it->second), first, key));
+                      }
+                  return Verdict::pass();
+                });
+              },
+          .minimum = dtype_shares({{"causal", 0.3}, {"long positions", 0.2}})};
+}
 
-  props.push_back({"alibi.zero_diagonal", "where q_pos = k_pos the bias is +0, causal or not",
-                   [](Case<Call>& c) {
-                     AlibiSpec s = *alibi_spec(12, 24);
-                     // Queries at key positions: every query has its diagonal.
-                     if (!s.k.values.empty())
-                       for (size_t i = 0; i < s.q.values.size(); ++i)
-                         s.q.values[i] = s.k.values[i % s.k.values.size()];
-                     c.each([&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       for (int64_t h = 0; h < s.heads; ++h)
-                         for (size_t i = 0; i < s.q.values.size(); ++i)
-                           for (size_t j = 0; j < s.k.values.size(); ++j) {
-                             if (s.q.values[i] != s.k.values[j]) continue;
-                             const double v = load(call.bias, call.bias.offset(h, i, j));
-                             if (v != 0 || std::signbit(v))
-                               return Verdict::fail(
-                                   fmt::format("bias[{}, {}, {}] = {} at equal positions {}", h, i,
-                                               j, v, s.q.values[i]));
-                           }
-                       return Verdict::pass();
-                     });
-                   }});
+Property<AlibiCall> zero_diagonal() {
+  using Call = AlibiCall;
+  return {
+      "alibi.zero_diagonal", "where q_pos = k_pos the bias is +0, causal or not",
+      [](Case<Call>& c) {
+        AlibiSpec s = *alibi_spec(12, 24);
+        // Queries at key positions: every query has its diagonal.
+        if (!s.k.values.empty())
+          for (size_t i = 0; i < s.q.values.size(); ++i)
+            s.q.values[i] = s.k.values[i % s.k.values.size()];
+        c.each([&](const Impl<Call>& impl) {
+          Arena arena;
+          const Call call = build(s, arena);
+          impl.run(call);
+          for (int64_t h = 0; h < s.heads; ++h)
+            for (size_t i = 0; i < s.q.values.size(); ++i)
+              for (size_t j = 0; j < s.k.values.size(); ++j) {
+                if (s.q.values[i] != s.k.values[j]) continue;
+                const double v = load(call.bias, call.bias.offset(h, i, j));
+                if (v != 0 || std::signbit(v))
+                  return Verdict::fail(fmt::format("bias[{}, {}, {}] = {} at equal positions {}", h,
+                                                   i, j, v, s.q.values[i]));
+              }
+          return Verdict::pass();
+        });
+      }};
+}
 
-  props.push_back(
-      {"alibi.press_softmax",
-       "causal: softmax of each bias row equals softmax of Press's slope·k_pos over visible keys",
-       [](Case<Call>& c) {
-         AlibiSpec s = *alibi_spec(8, 24);
-         s.causal = true;
-         RC_CLASSIFY(s.q.long_range() || s.k.long_range(), "long positions");
-         classify_dtype(s.dtype);
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           Comparison worst;
-           const int64_t tk = static_cast<int64_t>(s.k.values.size());
-           const double units = exact_bound(dtype_bound(s.dtype, impl.bound));
-           std::vector<double> got(tk), press(tk);
-           for (int64_t h = 0; h < s.heads; ++h) {
-             const double slope = stated_slope(h, s.heads, s.max_bias);
-             for (size_t i = 0; i < s.q.values.size(); ++i) {
-               // Softmax over the row in fp64, each row shifted by its maximum.
-               double top_got = -INFINITY, top_press = -INFINITY, max_error = 0;
-               for (int64_t j = 0; j < tk; ++j) {
-                 got[j] = load(call.bias, call.bias.offset(h, i, j));
-                 // The element's exact value, −slope·(q_pos − k_pos). Past the bias dtype's range
-                 // (f16 beyond 65504) it is stored as −∞, a weight of 0: Press's form as the
-                 // dtype holds it is −∞ there too.
-                 const double exact = -slope * static_cast<double>(s.q.values[i] - s.k.values[j]);
-                 const bool visible =
-                     s.k.values[j] <= s.q.values[i] && rounded_to(s.dtype, exact) != -INFINITY;
-                 press[j] = visible ? slope * static_cast<double>(s.k.values[j]) : -INFINITY;
-                 top_got = std::fmax(top_got, got[j]);
-                 top_press = std::fmax(top_press, press[j]);
-                 // Its error, B = bound + ½ units of the bias dtype at the exact value.
-                 if (visible) max_error = std::fmax(max_error, units * ulp_of(s.dtype, exact));
-               }
-               if (top_press == -INFINITY) continue;  // no visible key
-               double sum_got = 0, sum_press = 0;
-               for (int64_t j = 0; j < tk; ++j) {
-                 sum_got += std::exp(got[j] - top_got);
-                 sum_press += std::exp(press[j] - top_press);
-               }
-               // Entries off by ≤ E each move p_j = e^{b_j}/Σ to within a factor e^{±2E}:
-               // |Δp_j| ≤ p_j·(e^{2E} − 1), and never more than 1, plus fp64 noise. Reported as a
-               // fraction of that. (bf16 entries at long distances are off by thousands: E is
-               // then so large that the bound says nothing, but it stays a bound.)
-               const double growth = std::expm1(2 * max_error);
-               for (int64_t j = 0; j < tk; ++j) {
-                 const double pg = std::exp(got[j] - top_got) / sum_got;
-                 const double pp = std::exp(press[j] - top_press) / sum_press;
-                 const double allowed =
-                     (std::isinf(growth) ? 1.0 : std::fmin(1.0, pp * growth)) + 0x1p-50;
-                 merge_scalar(worst, pp, pg, 1, allowed,
-                              [&] { return fmt::format("softmax(bias[{}, {}, :])[{}]", h, i, j); });
-               }
-             }
-           }
-           return Verdict::of(worst);
-         });
-       },
-       variant::alibi_causal, false, false, dtype_shares({{"long positions", 0.2}})});
+Property<AlibiCall> press_softmax() {
+  using Call = AlibiCall;
+  return {.name = "alibi.press_softmax",
+          .statement =
+              "causal: softmax of each bias row equals softmax of Press's slope·k_pos over "
+              "visible keys",
+          .body =
+              [](Case<Call>& c) {
+                AlibiSpec s = *alibi_spec(8, 24);
+                s.causal = true;
+                RC_CLASSIFY(s.q.long_range() || s.k.long_range(), "long positions");
+                classify_dtype(s.dtype);
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  Comparison worst;
+                  const int64_t tk = static_cast<int64_t>(s.k.values.size());
+                  const double units = exact_bound(dtype_bound(s.dtype, impl.bound));
+                  std::vector<double> got(tk), press(tk);
+                  for (int64_t h = 0; h < s.heads; ++h) {
+                    const double slope = stated_slope(h, s.heads, s.max_bias);
+                    for (size_t i = 0; i < s.q.values.size(); ++i) {
+                      // Softmax over the row in fp64, each row shifted by its maximum.
+                      double top_got = -INFINITY, top_press = -INFINITY, max_error = 0;
+                      for (int64_t j = 0; j < tk; ++j) {
+                        got[j] = load(call.bias, call.bias.offset(h, i, j));
+                        // The element's exact value, −slope·(q_pos − k_pos). Past the bias dtype's
+                        // range (f16 beyond 65504) it is stored as −∞, a weight of 0: Press's form
+                        // as the dtype holds it is −∞ there too.
+                        const double exact =
+                            -slope * static_cast<double>(s.q.values[i] - s.k.values[j]);
+                        const bool visible = s.k.values[j] <= s.q.values[i] &&
+                                             rounded_to(s.dtype, exact) != -INFINITY;
+                        press[j] = visible ? slope * static_cast<double>(s.k.values[j]) : -INFINITY;
+                        top_got = std::fmax(top_got, got[j]);
+                        top_press = std::fmax(top_press, press[j]);
+                        // Its error, B = bound + ½ units of the bias dtype at the exact value.
+                        if (visible)
+                          max_error = std::fmax(max_error, units * ulp_of(s.dtype, exact));
+                      }
+                      if (top_press == -INFINITY) continue;  // no visible key
+                      double sum_got = 0, sum_press = 0;
+                      for (int64_t j = 0; j < tk; ++j) {
+                        sum_got += std::exp(got[j] - top_got);
+                        sum_press += std::exp(press[j] - top_press);
+                      }
+                      // Entries off by ≤ E each move p_j = e^{b_j}/Σ to within a factor e^{±2E}:
+                      // |Δp_j| ≤ p_j·(e^{2E} − 1), and never more than 1, plus fp64 noise. Reported
+                      // as a fraction of that. (bf16 entries at long distances are off by
+                      // thousands: E is then so large that the bound says nothing, but it stays a
+                      // bound.)
+                      const double growth = std::expm1(2 * max_error);
+                      for (int64_t j = 0; j < tk; ++j) {
+                        const double pg = std::exp(got[j] - top_got) / sum_got;
+                        const double pp = std::exp(press[j] - top_press) / sum_press;
+                        const double allowed =
+                            (std::isinf(growth) ? 1.0 : std::fmin(1.0, pp * growth)) + 0x1p-50;
+                        merge_scalar(worst, pp, pg, 1, allowed, [&] {
+                          return fmt::format("softmax(bias[{}, {}, :])[{}]", h, i, j);
+                        });
+                      }
+                    }
+                  }
+                  return Verdict::of(worst);
+                });
+              },
+          .needs = variant::alibi_causal,
+          .minimum = dtype_shares({{"long positions", 0.2}})};
+}
+
+std::vector<Property<AlibiCall>> alibi_properties() {
+  auto props = generic_properties<AlibiCall>("alibi", alibi_problems());
+  for (auto property : {geometric_slopes(), distance_only(), zero_diagonal(), press_softmax()})
+    props.push_back(std::move(property));
   return props;
 }
 

@@ -12,8 +12,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const AttentionCall& call) { return {call.out}; }
-
 namespace {
 
 // `units` of ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and
@@ -64,16 +62,6 @@ Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& 
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound) {
   // An implementation's bound, stated in f32 units, as it applies to out's dtype (kernel.h).
   return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound));
-}
-
-std::vector<Tensor*> views(AttentionCall& call) {
-  return {&call.q,
-          &call.k,
-          &call.v,
-          &call.out,
-          call.bias ? &*call.bias : nullptr,
-          call.q_positions ? &*call.q_positions : nullptr,
-          call.k_positions ? &*call.k_positions : nullptr};
 }
 
 namespace {
@@ -456,17 +444,18 @@ std::vector<Property<AttentionCall>> attention_properties() {
   auto props = generic_properties<Call>("attention", problems);
 
   props.push_back(
-      {"attention.permutation_equivariance",
-       "without positions or mask, Attn(PX) = P·Attn(X) for any reordering P",
-       [](Case<Call>& c) {
-         const ReorderSpec r = *reorder_spec(2, Mask::none, Bias::none, false, false, false);
-         RC_CLASSIFY(r.attention.tq > 8, "more than 8 tokens");
-         classify_dtype(r.attention.dtype);
-         c.each([&](const Impl<Call>& impl) {
-           return Verdict::of(compare_reordered(impl, r, false), "Attn(PX) vs P·Attn(X)");
-         });
-       },
-       0, false, false, dtype_shares({{"more than 8 tokens", 0.3}})});
+      {.name = "attention.permutation_equivariance",
+       .statement = "without positions or mask, Attn(PX) = P·Attn(X) for any reordering P",
+       .body =
+           [](Case<Call>& c) {
+             const ReorderSpec r = *reorder_spec(2, Mask::none, Bias::none, false, false, false);
+             RC_CLASSIFY(r.attention.tq > 8, "more than 8 tokens");
+             classify_dtype(r.attention.dtype);
+             c.each([&](const Impl<Call>& impl) {
+               return Verdict::of(compare_reordered(impl, r, false), "Attn(PX) vs P·Attn(X)");
+             });
+           },
+       .minimum = dtype_shares({{"more than 8 tokens", 0.3}})});
 
   // "Must differ" properties: with distinct generic tokens the reordered output is far from the
   // equivariant prediction, so lying within the kernel's own noise (2·bound + 1) means position
@@ -481,63 +470,70 @@ std::vector<Property<AttentionCall>> attention_properties() {
   };
 
   props.push_back(
-      {"attention.causal_not_equivariant",
-       "with a causal mask, swapping two tokens does not just swap their outputs",
-       [must_differ](Case<Call>& c) {
-         const ReorderSpec r = *reorder_spec(2, Mask::causal, Bias::none, true, false, true);
-         c.each([&](const Impl<Call>& impl) {
-           return must_differ(compare_reordered(impl, r, false), "causal Attn(PX) vs P·Attn(X)");
-         });
-       },
-       variant::attention_causal});
+      {.name = "attention.causal_not_equivariant",
+       .statement = "with a causal mask, swapping two tokens does not just swap their outputs",
+       .body =
+           [must_differ](Case<Call>& c) {
+             const ReorderSpec r = *reorder_spec(2, Mask::causal, Bias::none, true, false, true);
+             c.each([&](const Impl<Call>& impl) {
+               return must_differ(compare_reordered(impl, r, false),
+                                  "causal Attn(PX) vs P·Attn(X)");
+             });
+           },
+       .needs = variant::attention_causal});
 
   props.push_back(
-      {"attention.positional_not_equivariant",
-       "with a positional bias, swapping two tokens does not just swap their outputs",
-       [must_differ](Case<Call>& c) {
-         const ReorderSpec r = *reorder_spec(4, Mask::none, Bias::alibi, true, false, true);
-         c.each([&](const Impl<Call>& impl) {
-           return must_differ(compare_reordered(impl, r, false), "biased Attn(PX) vs P·Attn(X)");
-         });
-       },
-       variant::attention_bias});
+      {.name = "attention.positional_not_equivariant",
+       .statement = "with a positional bias, swapping two tokens does not just swap their outputs",
+       .body =
+           [must_differ](Case<Call>& c) {
+             const ReorderSpec r = *reorder_spec(4, Mask::none, Bias::alibi, true, false, true);
+             c.each([&](const Impl<Call>& impl) {
+               return must_differ(compare_reordered(impl, r, false),
+                                  "biased Attn(PX) vs P·Attn(X)");
+             });
+           },
+       .needs = variant::attention_bias});
 
   props.push_back(
-      {"attention.shuffle",
-       "causal with a positional bias: swapping two earlier distinct tokens changes the last "
-       "output",
-       [must_differ](Case<Call>& c) {
-         const ReorderSpec r = *reorder_spec(3, Mask::causal, Bias::alibi, true, true, true);
-         c.each([&](const Impl<Call>& impl) {
-           return must_differ(compare_reordered(impl, r, true), "last output after the swap");
-         });
-       },
-       variant::attention_causal | variant::attention_bias});
+      {.name = "attention.shuffle",
+       .statement =
+           "causal with a positional bias: swapping two earlier distinct tokens changes the last "
+           "output",
+       .body =
+           [must_differ](Case<Call>& c) {
+             const ReorderSpec r = *reorder_spec(3, Mask::causal, Bias::alibi, true, true, true);
+             c.each([&](const Impl<Call>& impl) {
+               return must_differ(compare_reordered(impl, r, true), "last output after the swap");
+             });
+           },
+       .needs = variant::attention_causal | variant::attention_bias});
 
   props.push_back(
-      {"attention.eigen_oracle",
-       "agrees with an independent Eigen attention in fp64 within bound + ½ (+ 1/64)",
-       [](Case<Call>& c) {
-         const AttentionSpec s = *any_spec(false, 12, 20, 72);
-         classify(s);
-         Arena probe;
-         const Call shape = build(s, probe);
-         c.each(shape, [&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call got = build(s, arena);
-           impl.run(got);
-           Call expected = got;
-           expected.out = eigen_attention(got, arena);
-           // bound + ½ (the reference's rounding), both in out's dtype units
-           // (dtype_bound), and 1/64 for the two oracles' fp64 evaluation orders
-           // (relative errors of a few 2⁻⁵³ against a unit of at least 2⁻²⁴ of vmax,
-           // larger still in bf16 and f16).
-           const double units = exact_bound(dtype_bound(got.out.dtype, impl.bound)) + 1.0 / 64;
-           return Verdict::of(compare_in_units(expected, got, units), "vs Eigen");
-         });
-       },
-       0, false, false,
-       dtype_shares({{"GQA", 0.15}, {"causal", 0.3}, {"bias", 0.15}, {"positions", 0.1}})});
+      {.name = "attention.eigen_oracle",
+       .statement = "agrees with an independent Eigen attention in fp64 within bound + ½ (+ 1/64)",
+       .body =
+           [](Case<Call>& c) {
+             const AttentionSpec s = *any_spec(false, 12, 20, 72);
+             classify(s);
+             Arena probe;
+             const Call shape = build(s, probe);
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena arena;
+               const Call got = build(s, arena);
+               impl.run(got);
+               Call expected = got;
+               expected.out = eigen_attention(got, arena);
+               // bound + ½ (the reference's rounding), both in out's dtype units
+               // (dtype_bound), and 1/64 for the two oracles' fp64 evaluation orders
+               // (relative errors of a few 2⁻⁵³ against a unit of at least 2⁻²⁴ of vmax,
+               // larger still in bf16 and f16).
+               const double units = exact_bound(dtype_bound(got.out.dtype, impl.bound)) + 1.0 / 64;
+               return Verdict::of(compare_in_units(expected, got, units), "vs Eigen");
+             });
+           },
+       .minimum =
+           dtype_shares({{"GQA", 0.15}, {"causal", 0.3}, {"bias", 0.15}, {"positions", 0.1}})});
   return props;
 }
 

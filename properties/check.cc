@@ -43,36 +43,9 @@ Result run(std::function<void(const Call&)> kernel, const Options& options) {
   return {std::move(reports.front())};
 }
 
-template Result run(std::function<void(const AttentionCall&)>, const Options&);
-template Result run(std::function<void(const AbsoluteCall&)>, const Options&);
-template Result run(std::function<void(const SinusoidalCall&)>, const Options&);
-template Result run(std::function<void(const RopeFrequenciesCall&)>, const Options&);
-template Result run(std::function<void(const RopeCacheCall&)>, const Options&);
-template Result run(std::function<void(const RopeCall&)>, const Options&);
-template Result run(std::function<void(const AlibiCall&)>, const Options&);
-template Result run(std::function<void(const T5Call&)>, const Options&);
-
-Result attention(std::function<void(const AttentionCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result absolute(std::function<void(const AbsoluteCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result sinusoidal(std::function<void(const SinusoidalCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result rope_frequencies(std::function<void(const RopeFrequenciesCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result rope_cache(std::function<void(const RopeCacheCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result rope(std::function<void(const RopeCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result alibi(std::function<void(const AlibiCall&)> k, const Options& o) {
-  return run(std::move(k), o);
-}
-Result t5(std::function<void(const T5Call&)> k, const Options& o) { return run(std::move(k), o); }
+#define POSENC_FAMILY(name, Call, NAME)                                  \
+  template Result run(std::function<void(const Call&)>, const Options&); \
+  Result name(std::function<void(const Call&)> k, const Options& o) { return run(std::move(k), o); }
+#include "posenc/families.inc"
 
 }  // namespace posenc::check

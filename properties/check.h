@@ -51,15 +51,9 @@ struct Result {
 template <class Call>
 Result run(std::function<void(const Call&)> kernel, const Options& options = {});
 
-// One per family.
-Result attention(std::function<void(const AttentionCall&)> kernel, const Options& options = {});
-Result absolute(std::function<void(const AbsoluteCall&)> kernel, const Options& options = {});
-Result sinusoidal(std::function<void(const SinusoidalCall&)> kernel, const Options& options = {});
-Result rope_frequencies(std::function<void(const RopeFrequenciesCall&)> kernel,
-                        const Options& options = {});
-Result rope_cache(std::function<void(const RopeCacheCall&)> kernel, const Options& options = {});
-Result rope(std::function<void(const RopeCall&)> kernel, const Options& options = {});
-Result alibi(std::function<void(const AlibiCall&)> kernel, const Options& options = {});
-Result t5(std::function<void(const T5Call&)> kernel, const Options& options = {});
+// One per family, named after it: posenc::check::rope(kernel, options), ...
+#define POSENC_FAMILY(name, Call, NAME) \
+  Result name(std::function<void(const Call&)> kernel, const Options& options = {});
+#include "posenc/families.inc"
 
 }  // namespace posenc::check

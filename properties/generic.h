@@ -193,95 +193,105 @@ std::vector<Property<Call>> generic_properties(const std::string& family,
                                                const Problems<Call, Spec>& p) {
   std::vector<Property<Call>> props;
 
-  props.push_back({family + ".differential",
-                   "agrees with the fp64 reference within its stated bound, element by element",
-                   [p](Case<Call>& c) {
-                     const Spec spec = *p.any;
-                     p.classify(spec);
-                     Arena ref_arena;
-                     const Call expected = p.build(spec, ref_arena);
-                     reference_impl<Call>().run(expected);
-                     c.each(expected, [&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call got = p.build(spec, arena);
-                       impl.run(got);
-                       return Verdict::of(compare_runs(p, spec, expected, got, impl.bound));
-                     });
-                   },
-                   0, false, true, p.minimum});
-
-  props.push_back({family + ".guard_bytes",
-                   "writes nothing outside its outputs: not the guards, padding or inputs",
-                   [p](Case<Call>& c) {
-                     const Spec spec = *p.any;
-                     p.classify(spec);
-                     Arena probe;
-                     const Call shape = p.build(spec, probe);
-                     c.each(shape, [&](const Impl<Call>& impl) {
-                       Arena arena;
-                       Call call;
-                       if (auto stray = run_guarded(impl, p, spec, arena, call))
-                         return Verdict::fail(*stray);
-                       return Verdict::pass();
-                     });
-                   },
-                   0, false, false, p.minimum});
+  props.push_back(
+      {.name = family + ".differential",
+       .statement = "agrees with the fp64 reference within its stated bound, element by element",
+       .body =
+           [p](Case<Call>& c) {
+             const Spec spec = *p.any;
+             p.classify(spec);
+             Arena ref_arena;
+             const Call expected = p.build(spec, ref_arena);
+             reference_impl<Call>().run(expected);
+             c.each(expected, [&](const Impl<Call>& impl) {
+               Arena arena;
+               const Call got = p.build(spec, arena);
+               impl.run(got);
+               return Verdict::of(compare_runs(p, spec, expected, got, impl.bound));
+             });
+           },
+       .skip_reference = true,
+       .minimum = p.minimum});
 
   props.push_back(
-      {family + ".layouts",
-       "contiguous, padded, permuted and mixed views of the same tensors give identical bits",
-       [p](Case<Call>& c) {
-         const Spec spec = *p.any;
-         Spec flat = spec;
-         flat.layouts = uniform_layouts(Layout::contiguous);
-         Arena probe;
-         const Call shape = p.build(spec, probe);
-         RC_CLASSIFY(any_strided(spec.layouts), "mixed layouts");
-         c.each(shape, [&](const Impl<Call>& impl) {
-           Arena base_arena;
-           const Call base = p.build(flat, base_arena);
-           impl.run(base);
-           Verdict v;
-           for (const Layouts& l : {uniform_layouts(Layout::padded),
-                                    uniform_layouts(Layout::permuted), spec.layouts}) {
-             Spec s = spec;
-             s.layouts = l;
-             Arena arena;
-             const Call got = p.build(s, arena);
-             if (!supports(impl, got)) continue;
-             impl.run(got);
-             const Comparison cmp = compare_runs(p, spec, base, got, 0);
-             if (!cmp.ok)
-               return Verdict::of(cmp, fmt::format("layout {} vs contiguous", layout_name(l[0])));
-           }
-           return v;
-         });
-       },
-       variant::strided});
+      {.name = family + ".guard_bytes",
+       .statement = "writes nothing outside its outputs: not the guards, padding or inputs",
+       .body =
+           [p](Case<Call>& c) {
+             const Spec spec = *p.any;
+             p.classify(spec);
+             Arena probe;
+             const Call shape = p.build(spec, probe);
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena arena;
+               Call call;
+               if (auto stray = run_guarded(impl, p, spec, arena, call))
+                 return Verdict::fail(*stray);
+               return Verdict::pass();
+             });
+           },
+       .minimum = p.minimum});
 
-  props.push_back({family + ".threads", "1, 2, 3 and 7 threads give identical bits",
-                   [p](Case<Call>& c) {
-                     const Spec spec = *p.large;
-                     Arena probe;
-                     const Call shape = p.build(spec, probe);
-                     c.each(shape, [&](const Impl<Call>& impl) {
-                       Arena base_arena;
-                       Call base = p.build(spec, base_arena);
-                       base.threads = 1;
-                       impl.run(base);
-                       for (int threads : {2, 3, 7}) {
-                         Arena arena;
-                         Call got = p.build(spec, arena);
-                         got.threads = threads;
-                         impl.run(got);
-                         const Comparison cmp = compare_runs(p, spec, base, got, 0);
-                         if (!cmp.ok)
-                           return Verdict::of(cmp, fmt::format("{} threads vs 1", threads));
-                       }
-                       return Verdict::pass();
-                     });
-                   },
-                   0, true});
+  props.push_back(
+      {.name = family + ".layouts",
+       .statement =
+           "contiguous, padded, permuted and mixed views of the same tensors give identical bits",
+       .body =
+           [p](Case<Call>& c) {
+             const Spec spec = *p.any;
+             Spec flat = spec;
+             flat.layouts = uniform_layouts(Layout::contiguous);
+             Arena probe;
+             const Call shape = p.build(spec, probe);
+             RC_CLASSIFY(any_strided(spec.layouts), "mixed layouts");
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena base_arena;
+               const Call base = p.build(flat, base_arena);
+               impl.run(base);
+               Verdict v;
+               for (const Layouts& l : {uniform_layouts(Layout::padded),
+                                        uniform_layouts(Layout::permuted), spec.layouts}) {
+                 Spec s = spec;
+                 s.layouts = l;
+                 Arena arena;
+                 const Call got = p.build(s, arena);
+                 if (!supports(impl, got)) continue;
+                 impl.run(got);
+                 const Comparison cmp = compare_runs(p, spec, base, got, 0);
+                 if (!cmp.ok)
+                   return Verdict::of(cmp,
+                                      fmt::format("layout {} vs contiguous", layout_name(l[0])));
+               }
+               return v;
+             });
+           },
+       .needs = variant::strided});
+
+  props.push_back({.name = family + ".threads",
+                   .statement = "1, 2, 3 and 7 threads give identical bits",
+                   .body =
+                       [p](Case<Call>& c) {
+                         const Spec spec = *p.large;
+                         Arena probe;
+                         const Call shape = p.build(spec, probe);
+                         c.each(shape, [&](const Impl<Call>& impl) {
+                           Arena base_arena;
+                           Call base = p.build(spec, base_arena);
+                           base.threads = 1;
+                           impl.run(base);
+                           for (int threads : {2, 3, 7}) {
+                             Arena arena;
+                             Call got = p.build(spec, arena);
+                             got.threads = threads;
+                             impl.run(got);
+                             const Comparison cmp = compare_runs(p, spec, base, got, 0);
+                             if (!cmp.ok)
+                               return Verdict::of(cmp, fmt::format("{} threads vs 1", threads));
+                           }
+                           return Verdict::pass();
+                         });
+                       },
+                   .needs_threads = true});
 
   props.push_back(
       {family + ".bad_input",

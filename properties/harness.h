@@ -1,7 +1,7 @@
 // The harness core: a Problem builds one call's buffers in an Arena; `differential` runs the
 // reference and an implementation on identical copies and checks guard bytes and tolerance.
-// Each family's properties/<family>.cc provides outputs(), compare(), views(), smoke problems and
-// its properties (property.h).
+// Each family's properties/<family>.cc provides compare(), smoke problems and its properties
+// (property.h); a call's views and outputs come from its view table (posenc/kernel.h).
 #pragma once
 
 #include <cstdint>
@@ -25,42 +25,38 @@ struct Problem {
   std::function<Call(Arena&)> build;
 };
 
+// Every tensor of a call, inputs and outputs, in its view table's order (null for an absent
+// optional view).
+template <class Call>
+std::vector<Tensor*> views(Call& call) {
+  std::vector<Tensor*> all;
+  for (const auto& field : Call::view_table()) all.push_back(field.in(call));
+  return all;
+}
+
+// The outputs a call has, in its view table's order.
+template <class Call>
+std::vector<Tensor> outputs(const Call& call) {
+  std::vector<Tensor> out;
+  for_each_view(call, [&](const auto& field, const Tensor& t) {
+    if (field.is_output()) out.push_back(t);
+  });
+  return out;
+}
+
 // Per family (defined in properties/<family>.cc):
-//   std::vector<Tensor> outputs(const Call&);
 //   Comparison compare(const Call& expected, const Call& got, double bound);
 //     or, for a family whose calls may overwrite their inputs (in place) while its tolerance unit
 //     reads them: Comparison compare(const Call& input, const Call& expected, const Call& got,
-//     double bound), with `input` a fresh, never-run build of the same problem;
+//     double bound), with `input` a fresh, never-run build of the same problem (declared below);
 //   std::vector<Problem<Call>> smoke_problems();
-std::vector<Tensor> outputs(const AttentionCall& call);
-std::vector<Tensor> outputs(const AbsoluteCall& call);
-std::vector<Tensor> outputs(const SinusoidalCall& call);
-std::vector<Tensor> outputs(const RopeFrequenciesCall& call);
-std::vector<Tensor> outputs(const RopeCacheCall& call);
-std::vector<Tensor> outputs(const RopeCall& call);
-std::vector<Tensor> outputs(const AlibiCall& call);
-std::vector<Tensor> outputs(const T5Call& call);
-Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound);
-Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound);
-Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound);
-Comparison compare(const RopeFrequenciesCall& expected, const RopeFrequenciesCall& got,
-                   double bound);
-Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound);
-Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound);
-Comparison compare(const T5Call& expected, const T5Call& got, double bound);
+#define POSENC_FAMILY(name, Call, NAME) \
+  Comparison compare(const Call& expected, const Call& got, double bound);
+#include "posenc/families.inc"
 Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
                    double bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
-// Every tensor of a call, inputs and outputs (null for an absent optional view).
-std::vector<Tensor*> views(AttentionCall& call);
-std::vector<Tensor*> views(AbsoluteCall& call);
-std::vector<Tensor*> views(SinusoidalCall& call);
-std::vector<Tensor*> views(RopeFrequenciesCall& call);
-std::vector<Tensor*> views(RopeCacheCall& call);
-std::vector<Tensor*> views(RopeCall& call);
-std::vector<Tensor*> views(AlibiCall& call);
-std::vector<Tensor*> views(T5Call& call);
 
 // A realistic scaling of each kind for rotary dim d (DeepSeek-style YaRN, Llama 3.1, Phi-3-style
 // LongRoPE, ...), shared by the rope families' problems.

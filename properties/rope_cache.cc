@@ -10,10 +10,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const RopeCacheCall& call) { return {call.cos, call.sin}; }
-
-std::vector<Tensor*> views(RopeCacheCall& call) { return {&call.cos, &call.sin}; }
-
 Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound) {
   // Unit: ulp(a) in the table's dtype, a the attention factor, see rope_cache.h; a bf16 table is
   // held to the contract's bound for its dtype (dtype_bound).
@@ -115,7 +111,7 @@ reference::RopeFrequencies oracle(const CacheSpec& s) {
 // angle p·ω off by ≤ p·ω·2⁻⁵³ ≤ 2⁻²⁶ rad (p ≤ 2²⁴, ω ≤ 8): ⅛ unit more.
 double cache_exact_bound(double bound) { return exact_bound(bound) + 0.125; }
 
-std::vector<Property<RopeCacheCall>> cache_properties() {
+Problems<RopeCacheCall, CacheSpec> cache_problems() {
   using Call = RopeCacheCall;
   Problems<Call, CacheSpec> problems{
       .any = cache_spec(1, /*any_dtype=*/true),
@@ -160,97 +156,108 @@ std::vector<Property<RopeCacheCall>> cache_properties() {
                                   return true;
                                 }});
 
-  auto props = generic_properties<Call>("rope_cache", problems);
+  return problems;
+}
 
-  props.push_back({"rope_cache.pythagorean",
-                   "cos[p, i]² + sin[p, i]² = a², a the attention factor",
-                   [](Case<Call>& c) {
-                     const CacheSpec s = *cache_spec(1);
-                     classify(s);
-                     const double a = oracle(s).attention_factor;
-                     c.each([&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       // Entries off by E = B·ulp(a) move c² + s² by ≤ 2(|c| + |s|)·E + 2E² ≤
-                       // 2√2·a·E + 2E².
-                       const double unit = 2 * std::numbers::sqrt2 * a * ulp_f32(a);
-                       const double e = cache_exact_bound(impl.bound) * ulp_f32(a);
-                       const double bound = (2 * std::numbers::sqrt2 * a * e + 2 * e * e) / unit;
-                       Comparison worst;
-                       for (int64_t p = 0; p < s.rows; ++p)
-                         for (int64_t i = 0; i < s.d / 2; ++i) {
-                           const double cv = load(call.cos, call.cos.offset(p, i));
-                           const double sv = load(call.sin, call.sin.offset(p, i));
-                           merge_scalar(worst, a * a, cv * cv + sv * sv, bound, unit, [&] {
-                             return fmt::format("cos[{0}, {1}]² + sin[{0}, {1}]²", p, i);
-                           });
-                         }
-                       return Verdict::of(worst);
-                     });
-                   },
-                   0,
-                   false,
-                   false,
-                   {{"long positions", 0.1}}});
+Property<RopeCacheCall> pythagorean() {
+  using Call = RopeCacheCall;
+  return {.name = "rope_cache.pythagorean",
+          .statement = "cos[p, i]² + sin[p, i]² = a², a the attention factor",
+          .body =
+              [](Case<Call>& c) {
+                const CacheSpec s = *cache_spec(1);
+                classify(s);
+                const double a = oracle(s).attention_factor;
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  // Entries off by E = B·ulp(a) move c² + s² by ≤ 2(|c| + |s|)·E + 2E² ≤
+                  // 2√2·a·E + 2E².
+                  const double unit = 2 * std::numbers::sqrt2 * a * ulp_f32(a);
+                  const double e = cache_exact_bound(impl.bound) * ulp_f32(a);
+                  const double bound = (2 * std::numbers::sqrt2 * a * e + 2 * e * e) / unit;
+                  Comparison worst;
+                  for (int64_t p = 0; p < s.rows; ++p)
+                    for (int64_t i = 0; i < s.d / 2; ++i) {
+                      const double cv = load(call.cos, call.cos.offset(p, i));
+                      const double sv = load(call.sin, call.sin.offset(p, i));
+                      merge_scalar(worst, a * a, cv * cv + sv * sv, bound, unit, [&] {
+                        return fmt::format("cos[{0}, {1}]² + sin[{0}, {1}]²", p, i);
+                      });
+                    }
+                  return Verdict::of(worst);
+                });
+              },
+          .minimum = {{"long positions", 0.1}}};
+}
 
-  props.push_back(
-      {"rope_cache.row0", "row 0 is (cos, sin) = (a, 0) for every pair", [](Case<Call>& c) {
-         const CacheSpec s = *cache_spec(1);
-         const double a = oracle(s).attention_factor;
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           Comparison worst;
-           for (int64_t i = 0; i < s.d / 2; ++i) {
-             merge_scalar(worst, a, load(call.cos, call.cos.offset(0, i)), exact_bound(impl.bound),
-                          ulp_f32(a), [&] { return fmt::format("cos[0, {}]", i); });
-             merge_scalar(worst, 0.0, load(call.sin, call.sin.offset(0, i)),
-                          exact_bound(impl.bound), ulp_f32(a),
-                          [&] { return fmt::format("sin[0, {}]", i); });
-           }
-           return Verdict::of(worst);
-         });
-       }});
+Property<RopeCacheCall> row0() {
+  using Call = RopeCacheCall;
+  return {
+      "rope_cache.row0", "row 0 is (cos, sin) = (a, 0) for every pair", [](Case<Call>& c) {
+        const CacheSpec s = *cache_spec(1);
+        const double a = oracle(s).attention_factor;
+        c.each([&](const Impl<Call>& impl) {
+          Arena arena;
+          const Call call = build(s, arena);
+          impl.run(call);
+          Comparison worst;
+          for (int64_t i = 0; i < s.d / 2; ++i) {
+            merge_scalar(worst, a, load(call.cos, call.cos.offset(0, i)), exact_bound(impl.bound),
+                         ulp_f32(a), [&] { return fmt::format("cos[0, {}]", i); });
+            merge_scalar(worst, 0.0, load(call.sin, call.sin.offset(0, i)), exact_bound(impl.bound),
+                         ulp_f32(a), [&] { return fmt::format("sin[0, {}]", i); });
+          }
+          return Verdict::of(worst);
+        });
+      }};
+}
 
-  props.push_back(
-      {"rope_cache.rotation",
-       "row p + m is row p rotated by m·ω_i: (c, s) → (c·cos mω − s·sin mω, s·cos mω + c·sin mω)",
-       [](Case<Call>& c) {
-         const CacheSpec s = *cache_spec(2);
-         const int64_t m = *gen::uniform(1, s.rows - 1);
-         RC_CLASSIFY(m > 1000, "long offset");
-         const auto freq = oracle(s);
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           // Row p+m is E off, row p's errors rotate into ≤ √2·E, fp64 angles m·ω ≤ ⅛ unit.
-           const double bound = (1 + std::numbers::sqrt2) * cache_exact_bound(impl.bound);
-           const double unit = ulp_f32(freq.attention_factor);
-           Comparison worst;
-           for (int64_t i = 0; i < s.d / 2; ++i) {
-             const double angle = static_cast<double>(m) * freq.inv_freq[i];
-             const double cm = std::cos(angle), sm = std::sin(angle);
-             for (int64_t p = 0; p + m < s.rows; ++p) {
-               const double c0 = load(call.cos, call.cos.offset(p, i));
-               const double s0 = load(call.sin, call.sin.offset(p, i));
-               merge_scalar(worst, c0 * cm - s0 * sm, load(call.cos, call.cos.offset(p + m, i)),
-                            bound, unit,
-                            [&] { return fmt::format("cos[{}, {}] (m = {})", p + m, i, m); });
-               merge_scalar(worst, s0 * cm + c0 * sm, load(call.sin, call.sin.offset(p + m, i)),
-                            bound, unit,
-                            [&] { return fmt::format("sin[{}, {}] (m = {})", p + m, i, m); });
-             }
-           }
-           return Verdict::of(worst);
-         });
-       },
-       0,
-       false,
-       false,
-       {{"long offset", 0.1}}});
+Property<RopeCacheCall> rotation() {
+  using Call = RopeCacheCall;
+  return {
+      .name = "rope_cache.rotation",
+      .statement =
+          "row p + m is row p rotated by m·ω_i: (c, s) → (c·cos mω − s·sin mω, s·cos mω "
+          "+ c·sin mω)",
+      .body =
+          [](Case<Call>& c) {
+            const CacheSpec s = *cache_spec(2);
+            const int64_t m = *gen::uniform(1, s.rows - 1);
+            RC_CLASSIFY(m > 1000, "long offset");
+            const auto freq = oracle(s);
+            c.each([&](const Impl<Call>& impl) {
+              Arena arena;
+              const Call call = build(s, arena);
+              impl.run(call);
+              // Row p+m is E off, row p's errors rotate into ≤ √2·E, fp64 angles m·ω ≤ ⅛ unit.
+              const double bound = (1 + std::numbers::sqrt2) * cache_exact_bound(impl.bound);
+              const double unit = ulp_f32(freq.attention_factor);
+              Comparison worst;
+              for (int64_t i = 0; i < s.d / 2; ++i) {
+                const double angle = static_cast<double>(m) * freq.inv_freq[i];
+                const double cm = std::cos(angle), sm = std::sin(angle);
+                for (int64_t p = 0; p + m < s.rows; ++p) {
+                  const double c0 = load(call.cos, call.cos.offset(p, i));
+                  const double s0 = load(call.sin, call.sin.offset(p, i));
+                  merge_scalar(worst, c0 * cm - s0 * sm, load(call.cos, call.cos.offset(p + m, i)),
+                               bound, unit,
+                               [&] { return fmt::format("cos[{}, {}] (m = {})", p + m, i, m); });
+                  merge_scalar(worst, s0 * cm + c0 * sm, load(call.sin, call.sin.offset(p + m, i)),
+                               bound, unit,
+                               [&] { return fmt::format("sin[{}, {}] (m = {})", p + m, i, m); });
+                }
+              }
+              return Verdict::of(worst);
+            });
+          },
+      .minimum = {{"long offset", 0.1}}};
+}
+
+std::vector<Property<RopeCacheCall>> cache_properties() {
+  auto props = generic_properties<RopeCacheCall>("rope_cache", cache_problems());
+  for (auto property : {pythagorean(), row0(), rotation()}) props.push_back(std::move(property));
   return props;
 }
 

@@ -56,14 +56,6 @@ std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d, DTyp
           view(both.as<char>() + d / 2 * dtype_size(dtype), dtype, {rows, d / 2}, {d, 1})};
 }
 
-std::vector<Tensor> outputs(const RopeFrequenciesCall& call) {
-  return {call.inv_freq, call.attention_factor};
-}
-
-std::vector<Tensor*> views(RopeFrequenciesCall& call) {
-  return {&call.inv_freq, &call.attention_factor};
-}
-
 namespace gen {
 
 rc::Gen<double> rope_base() {
@@ -319,26 +311,28 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
 
   auto props = generic_properties<Call>("rope_frequencies", problems);
 
-  props.push_back({"rope_frequencies.dynamic_unscaled",
-                   "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
-                   [](Case<Call>& c) {
-                     FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
-                     s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
-                     c.each([&](const Impl<Call>& impl) {
-                       const auto w = run_frequencies(impl, s);
-                       // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding: f −
-                       // 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' = ω·(1 +
-                       // δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is within 1.
-                       const double slack = 2 * (s.scaling.factor + 1) + 1;
-                       Comparison worst;
-                       for (int64_t i = 0; i < s.d / 2; ++i)
-                         merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
-                                      ulp_f64(omega(s.base, i, s.d)),
-                                      [&] { return fmt::format("ω'[{}]", i); });
-                       return Verdict::of(worst);
-                     });
-                   },
-                   variant::scaling_bit(K::dynamic_ntk)});
+  props.push_back({.name = "rope_frequencies.dynamic_unscaled",
+                   .statement = "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
+                   .body =
+                       [](Case<Call>& c) {
+                         FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
+                         s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
+                         c.each([&](const Impl<Call>& impl) {
+                           const auto w = run_frequencies(impl, s);
+                           // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding:
+                           // f − 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' =
+                           // ω·(1 + δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is
+                           // within 1.
+                           const double slack = 2 * (s.scaling.factor + 1) + 1;
+                           Comparison worst;
+                           for (int64_t i = 0; i < s.d / 2; ++i)
+                             merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
+                                          ulp_f64(omega(s.base, i, s.d)),
+                                          [&] { return fmt::format("ω'[{}]", i); });
+                           return Verdict::of(worst);
+                         });
+                       },
+                   .needs = variant::scaling_bit(K::dynamic_ntk)});
 
   // Each ω'_i = (ω_i/f)·r + ω_i·(1 − r) with r in [0, 1] (YaRN's ramp, Llama 3's 1 − smooth):
   // between ω_i/f and ω_i. The reference's blend rounds ≤ 4 times (½ ulp each, with pow's ≤ 1);

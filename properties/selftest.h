@@ -4,10 +4,12 @@
 // every property catches at least one of them.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "posenc/registry.h"
+#include "properties/harness.h"
 
 namespace posenc::harness {
 
@@ -18,6 +20,19 @@ struct Broken {
   std::string caught_by;  // the property designed to catch it
 };
 
+// A broken kernel "<family>/broken:<name>" that runs `with(bug, call)` and states `bound`.
+template <class Call, class Bug>
+Impl<Call> broken_kernel(const char* name, Bug bug, void (*with)(Bug, const Call&), double bound,
+                         bool threaded = false) {
+  return {.name = std::string(family_name(Call::kFamily)) + "/broken:" + name,
+          .variants = kAllVariants,
+          .bound = bound,
+          .run = [bug, with](const Call& call) { with(bug, call); },
+          .unavailable = nullptr,
+          .threaded = threaded};
+}
+
+// Defined in properties/<family>_broken.cc, beside the family's properties.
 template <class Call>
 std::vector<Broken<Call>> broken_implementations();
 
@@ -25,5 +40,58 @@ std::vector<Broken<Call>> broken_implementations();
 // lookup), each with the property instance in another family whose broken kernel fails it.
 template <class Call>
 std::vector<std::pair<std::string, std::string>> killed_elsewhere();
+
+// ---- Bugs any family can have, as wrappers around its reference; add_generic() adds them. ----
+
+// A vector store of the last block runs one element past the end of the first output.
+template <class Call>
+Impl<Call> stray_write(const std::string& family) {
+  return {family + "/broken:stray_write", kAllVariants, 1, [](const Call& call) {
+            reference_impl<Call>().run(call);
+            const Tensor out = outputs(call).front();
+            if (out.numel() == 0) return;
+            int64_t last = 0;
+            for (int d = 0; d < out.rank; ++d) last += (out.shape[d] - 1) * out.strides[d];
+            store(out, last + 1, 0.0);
+          }};
+}
+
+// Indexes every tensor as if it were row-major contiguous, whatever its strides.
+template <class Call>
+Impl<Call> ignores_strides(const std::string& family) {
+  return {family + "/broken:ignores_strides", kAllVariants, 1, [](const Call& call) {
+            Call flat = call;
+            for (Tensor* t : views(flat)) {
+              if (t == nullptr) continue;
+              int64_t stride = 1;
+              for (int d = t->rank - 1; d >= 0; --d) {
+                t->strides[d] = stride;
+                stride *= t->shape[d];
+              }
+            }
+            reference_impl<Call>().run(flat);
+          }};
+}
+
+// Clears its first output element (an accumulator, say) before validating the call.
+template <class Call>
+Impl<Call> writes_before_validating(const std::string& family) {
+  return {family + "/broken:writes_before_validating", kAllVariants, 1, [](const Call& call) {
+            for (const Tensor& out : outputs(call))
+              if (out.data != nullptr && is_float(out.dtype))
+                std::memset(out.data, 0, dtype_size(out.dtype));
+            reference_impl<Call>().run(call);
+          }};
+}
+
+template <class Call>
+void add_generic(std::vector<Broken<Call>>& list, const std::string& family) {
+  list.push_back({stray_write<Call>(family), "writes one element past the end of its output",
+                  family + ".guard_bytes"});
+  list.push_back({ignores_strides<Call>(family), "ignores strides: assumes contiguous tensors",
+                  family + ".layouts"});
+  list.push_back({writes_before_validating<Call>(family),
+                  "writes its output before validating the call", family + ".bad_input"});
+}
 
 }  // namespace posenc::harness

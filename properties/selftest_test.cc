@@ -1,6 +1,7 @@
-// The harness tests itself (ctest label `property`): every broken kernel of properties/selftest.cc
-// must be caught by the property designed to catch it, and every property must catch at least one
-// broken kernel, or name the family whose broken kernel fails its generic twin.
+// The harness tests itself (ctest label `property`): every broken kernel of
+// properties/<family>_broken.cc must be caught by the property designed to catch it, and every
+// property must catch at least one broken kernel, or name the family whose broken kernel fails its
+// generic twin.
 #include "properties/selftest.h"
 
 #include <fmt/format.h>
@@ -63,14 +64,9 @@ void expect_every_bug_caught() {
   std::fflush(stdout);
 }
 
-TEST(Selftest, attention) { expect_every_bug_caught<AttentionCall>(); }
-TEST(Selftest, absolute) { expect_every_bug_caught<AbsoluteCall>(); }
-TEST(Selftest, sinusoidal) { expect_every_bug_caught<SinusoidalCall>(); }
-TEST(Selftest, rope_frequencies) { expect_every_bug_caught<RopeFrequenciesCall>(); }
-TEST(Selftest, rope_cache) { expect_every_bug_caught<RopeCacheCall>(); }
-TEST(Selftest, rope) { expect_every_bug_caught<RopeCall>(); }
-TEST(Selftest, alibi) { expect_every_bug_caught<AlibiCall>(); }
-TEST(Selftest, t5) { expect_every_bug_caught<T5Call>(); }
+#define POSENC_FAMILY(name, Call, NAME) \
+  TEST(Selftest, name) { expect_every_bug_caught<Call>(); }
+#include "posenc/families.inc"
 
 // Each killed_elsewhere entry names broken kernels that exist and are designed to fail the same
 // generic property in their own family (which that family's test then asserts).

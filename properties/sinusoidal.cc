@@ -8,8 +8,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const SinusoidalCall& call) { return {call.out}; }
-
 Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound) {
   // Unit: ulp(1 + |x|) in out's dtype, see sinusoidal.h and kernel.h.
   return harness::compare(
@@ -18,10 +16,6 @@ Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, do
             expected.x ? std::fabs(load(*expected.x, expected.x->offset(ix[0], ix[1]))) : 0;
         return ulp_of(got.out.dtype, 1 + x);
       });
-}
-
-std::vector<Tensor*> views(SinusoidalCall& call) {
-  return {&call.out, call.x ? &*call.x : nullptr, call.positions ? &*call.positions : nullptr};
 }
 
 namespace {
@@ -184,7 +178,7 @@ double pair_product_unit(int64_t d, DType dtype) {
   return static_cast<double>(d / 2) * 2 * std::numbers::sqrt2 * element_unit(dtype);
 }
 
-std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
+Problems<SinusoidalCall, SinusoidalSpec> sinusoidal_problems() {
   using Call = SinusoidalCall;
   Problems<Call, SinusoidalSpec> problems{
       .any = any_spec(48, 80),
@@ -233,157 +227,190 @@ std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
                                   return true;
                                 }});
 
-  auto props = generic_properties<Call>("sinusoidal", problems);
-  const uint64_t positions_variant = variant::sinusoidal_positions;
+  return problems;
+}
 
-  props.push_back({"sinusoidal.pe0", "PE[0] = [0, 1, 0, 1, …]",
-                   [](Case<Call>& c) {
-                     const SinusoidalSpec s = *table_spec();
-                     classify_dtype(s.dtype);
-                     Arena probe;
-                     const Call shape = build(s, probe);
-                     c.each(shape, [&](const Impl<Call>& impl) {
-                       Arena arena, expected_arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       const Tensor first = view(call.out.data, s.dtype, {1, s.d},
-                                                 {call.out.strides[0], call.out.strides[1]});
-                       const Tensor pe0 = expected_arena.alloc(DType::f64, {1, s.d});
-                       for (int64_t k = 0; k < s.d; ++k) store(pe0, k, k % 2 ? 1.0 : 0.0);
-                       return Verdict::of(
-                           harness::compare("PE[0]", pe0, first, dtype_bound(s.dtype, impl.bound),
-                                            [&](const int64_t*) { return element_unit(s.dtype); }));
-                     });
-                   },
-                   0, false, false, dtype_shares()});
+Property<SinusoidalCall> pe0() {
+  using Call = SinusoidalCall;
+  return {.name = "sinusoidal.pe0",
+          .statement = "PE[0] = [0, 1, 0, 1, …]",
+          .body =
+              [](Case<Call>& c) {
+                const SinusoidalSpec s = *table_spec();
+                classify_dtype(s.dtype);
+                Arena probe;
+                const Call shape = build(s, probe);
+                c.each(shape, [&](const Impl<Call>& impl) {
+                  Arena arena, expected_arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  const Tensor first = view(call.out.data, s.dtype, {1, s.d},
+                                            {call.out.strides[0], call.out.strides[1]});
+                  const Tensor pe0 = expected_arena.alloc(DType::f64, {1, s.d});
+                  for (int64_t k = 0; k < s.d; ++k) store(pe0, k, k % 2 ? 1.0 : 0.0);
+                  return Verdict::of(
+                      harness::compare("PE[0]", pe0, first, dtype_bound(s.dtype, impl.bound),
+                                       [&](const int64_t*) { return element_unit(s.dtype); }));
+                });
+              },
+          .minimum = dtype_shares()};
+}
 
-  props.push_back({"sinusoidal.range", "every entry of PE lies in [−1, 1]",
-                   [](Case<Call>& c) {
-                     const SinusoidalSpec s = *rows_spec(32);
-                     RC_CLASSIFY(s.positions.long_range(), "long positions");
-                     classify_dtype(s.dtype);
-                     c.each([&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       // Exact entries lie in [−1, 1]; the kernel may be `bound` units from them.
-                       Comparison worst;
-                       for (int64_t t = 0; t < s.tokens; ++t)
-                         for (int64_t k = 0; k < s.d; ++k) {
-                           const double v = load(call.out, call.out.offset(t, k));
-                           const double excess =
-                               std::isnan(v) ? INFINITY : std::fmax(std::fabs(v) - 1, 0.0);
-                           merge_scalar(worst, 0.0, excess, dtype_bound(s.dtype, impl.bound),
-                                        element_unit(s.dtype), [&] {
-                                          return fmt::format("excess over 1 of |PE[{}][{}]| = {}",
-                                                             s.positions.values[t], k, v);
-                                        });
-                         }
-                       return Verdict::of(worst);
-                     });
-                   },
-                   positions_variant, false, false, dtype_shares({{"long positions", 0.2}})});
+Property<SinusoidalCall> range() {
+  using Call = SinusoidalCall;
+  return {.name = "sinusoidal.range",
+          .statement = "every entry of PE lies in [−1, 1]",
+          .body =
+              [](Case<Call>& c) {
+                const SinusoidalSpec s = *rows_spec(32);
+                RC_CLASSIFY(s.positions.long_range(), "long positions");
+                classify_dtype(s.dtype);
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  // Exact entries lie in [−1, 1]; the kernel may be `bound` units from
+                  // them.
+                  Comparison worst;
+                  for (int64_t t = 0; t < s.tokens; ++t)
+                    for (int64_t k = 0; k < s.d; ++k) {
+                      const double v = load(call.out, call.out.offset(t, k));
+                      const double excess =
+                          std::isnan(v) ? INFINITY : std::fmax(std::fabs(v) - 1, 0.0);
+                      merge_scalar(worst, 0.0, excess, dtype_bound(s.dtype, impl.bound),
+                                   element_unit(s.dtype), [&] {
+                                     return fmt::format("excess over 1 of |PE[{}][{}]| = {}",
+                                                        s.positions.values[t], k, v);
+                                   });
+                    }
+                  return Verdict::of(worst);
+                });
+              },
+          .needs = variant::sinusoidal_positions,
+          .minimum = dtype_shares({{"long positions", 0.2}})};
+}
 
-  props.push_back({"sinusoidal.norm", "‖PE[p]‖² = d/2",
-                   [](Case<Call>& c) {
-                     const SinusoidalSpec s = *rows_spec(32);
-                     RC_CLASSIFY(s.positions.long_range(), "long positions");
-                     classify_dtype(s.dtype);
-                     c.each([&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       Comparison worst;
-                       for (int64_t t = 0; t < s.tokens; ++t) {
-                         double norm2 = 0;
-                         for (double v : row(call, t)) norm2 += v * v;
-                         merge_scalar(worst, s.d / 2.0, norm2,
-                                      pair_product_allowed(impl.bound, s.d, s.dtype) /
-                                          pair_product_unit(s.d, s.dtype),
-                                      pair_product_unit(s.d, s.dtype), [&] {
-                                        return fmt::format("‖PE[{}]‖²", s.positions.values[t]);
-                                      });
-                       }
-                       return Verdict::of(worst);
-                     });
-                   },
-                   positions_variant, false, false, dtype_shares({{"long positions", 0.2}})});
+Property<SinusoidalCall> norm() {
+  using Call = SinusoidalCall;
+  return {.name = "sinusoidal.norm",
+          .statement = "‖PE[p]‖² = d/2",
+          .body =
+              [](Case<Call>& c) {
+                const SinusoidalSpec s = *rows_spec(32);
+                RC_CLASSIFY(s.positions.long_range(), "long positions");
+                classify_dtype(s.dtype);
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  Comparison worst;
+                  for (int64_t t = 0; t < s.tokens; ++t) {
+                    double norm2 = 0;
+                    for (double v : row(call, t)) norm2 += v * v;
+                    merge_scalar(worst, s.d / 2.0, norm2,
+                                 pair_product_allowed(impl.bound, s.d, s.dtype) /
+                                     pair_product_unit(s.d, s.dtype),
+                                 pair_product_unit(s.d, s.dtype),
+                                 [&] { return fmt::format("‖PE[{}]‖²", s.positions.values[t]); });
+                  }
+                  return Verdict::of(worst);
+                });
+              },
+          .needs = variant::sinusoidal_positions,
+          .minimum = dtype_shares({{"long positions", 0.2}})};
+}
 
-  props.push_back({"sinusoidal.offset_dot", "PE[p]·PE[p+m] = Σ_i cos(m·ω_i), whatever p",
-                   [](Case<Call>& c) {
-                     const ShiftSpec shift = *shift_spec();
-                     const SinusoidalSpec& s = shift.rows;
-                     const int64_t m = shift.m, pairs = s.tokens / 2;
-                     RC_CLASSIFY(s.positions.long_range(), "long positions");
-                     RC_CLASSIFY(m > 4096, "long offset");
-                     classify_dtype(s.dtype);
-                     double expected = 0;
-                     for (int64_t i = 0; i < s.d / 2; ++i)
-                       expected += std::cos(static_cast<double>(m) * omega(s.base, i, s.d));
-                     c.each([&](const Impl<Call>& impl) {
-                       Arena arena;
-                       const Call call = build(s, arena);
-                       impl.run(call);
-                       Comparison worst;
-                       for (int64_t k = 0; k < pairs; ++k) {
-                         const auto a = row(call, 2 * k), b = row(call, 2 * k + 1);
-                         double dot = 0;
-                         for (int64_t j = 0; j < s.d; ++j) dot += a[j] * b[j];
-                         merge_scalar(worst, expected, dot,
-                                      pair_product_allowed(impl.bound, s.d, s.dtype) /
-                                          pair_product_unit(s.d, s.dtype),
-                                      pair_product_unit(s.d, s.dtype), [&] {
-                                        return fmt::format("PE[{}]·PE[{}]",
-                                                           s.positions.values[2 * k],
-                                                           s.positions.values[2 * k + 1]);
-                                      });
-                       }
-                       return Verdict::of(worst);
-                     });
-                   },
-                   positions_variant, false, false,
-                   dtype_shares({{"long positions", 0.2}, {"long offset", 0.15}})});
+Property<SinusoidalCall> offset_dot() {
+  using Call = SinusoidalCall;
+  return {.name = "sinusoidal.offset_dot",
+          .statement = "PE[p]·PE[p+m] = Σ_i cos(m·ω_i), whatever p",
+          .body =
+              [](Case<Call>& c) {
+                const ShiftSpec shift = *shift_spec();
+                const SinusoidalSpec& s = shift.rows;
+                const int64_t m = shift.m, pairs = s.tokens / 2;
+                RC_CLASSIFY(s.positions.long_range(), "long positions");
+                RC_CLASSIFY(m > 4096, "long offset");
+                classify_dtype(s.dtype);
+                double expected = 0;
+                for (int64_t i = 0; i < s.d / 2; ++i)
+                  expected += std::cos(static_cast<double>(m) * omega(s.base, i, s.d));
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena;
+                  const Call call = build(s, arena);
+                  impl.run(call);
+                  Comparison worst;
+                  for (int64_t k = 0; k < pairs; ++k) {
+                    const auto a = row(call, 2 * k), b = row(call, 2 * k + 1);
+                    double dot = 0;
+                    for (int64_t j = 0; j < s.d; ++j) dot += a[j] * b[j];
+                    merge_scalar(worst, expected, dot,
+                                 pair_product_allowed(impl.bound, s.d, s.dtype) /
+                                     pair_product_unit(s.d, s.dtype),
+                                 pair_product_unit(s.d, s.dtype), [&] {
+                                   return fmt::format("PE[{}]·PE[{}]", s.positions.values[2 * k],
+                                                      s.positions.values[2 * k + 1]);
+                                 });
+                  }
+                  return Verdict::of(worst);
+                });
+              },
+          .needs = variant::sinusoidal_positions,
+          .minimum = dtype_shares({{"long positions", 0.2}, {"long offset", 0.15}})};
+}
 
-  props.push_back(
-      {"sinusoidal.rotation", "PE[p+m] = R(m)·PE[p], R(m) rotating pair i by m·ω_i",
-       [](Case<Call>& c) {
-         const ShiftSpec shift = *shift_spec();
-         const SinusoidalSpec& s = shift.rows;
-         const int64_t m = shift.m, pairs = s.tokens / 2;
-         RC_CLASSIFY(s.positions.long_range(), "long positions");
-         RC_CLASSIFY(m > 4096, "long offset");
-         classify_dtype(s.dtype);
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena, expected_arena;
-           const Call call = build(s, arena);
-           impl.run(call);
-           // Expected PE[p+m] rotated from the kernel's own PE[p], in fp64.
-           const Tensor expected = expected_arena.alloc(DType::f64, {pairs, s.d});
-           const Tensor got = expected_arena.alloc(DType::f64, {pairs, s.d});
-           for (int64_t k = 0; k < pairs; ++k) {
-             const auto a = row(call, 2 * k), b = row(call, 2 * k + 1);
-             for (int64_t i = 0; i < s.d / 2; ++i) {
-               const double angle = static_cast<double>(m) * omega(s.base, i, s.d);
-               const double cm = std::cos(angle), sm = std::sin(angle);
-               store(expected, expected.offset(k, 2 * i), a[2 * i] * cm + a[2 * i + 1] * sm);
-               store(expected, expected.offset(k, 2 * i + 1), a[2 * i + 1] * cm - a[2 * i] * sm);
-               store(got, got.offset(k, 2 * i), b[2 * i]);
-               store(got, got.offset(k, 2 * i + 1), b[2 * i + 1]);
-             }
-           }
-           // In units of ulp(1) in out's dtype: PE[p+m] is E = bound + ½ off, PE[p]'s errors rotate
-           // into at most √2·E, and the fp64 angle m·ω here is off by ≤ 1.5·m·ω·2⁻⁵² ≤ 1.5·2⁻²⁸
-           // rad (ω from pow within an ulp, ω ≤ 1), which moves R(m)·PE[p] by ≤ √2·1.5·2⁻²⁸ < ⅛
-           // of f32's unit 2⁻²³ (less still of bf16's or f16's).
-           const double bound =
-               (1 + std::numbers::sqrt2) * exact_bound(dtype_bound(s.dtype, impl.bound)) + 1.0 / 8;
-           return Verdict::of(
-               harness::compare("PE[p+m] vs R(m)·PE[p] [pair, element]", expected, got, bound,
-                                [&](const int64_t*) { return element_unit(s.dtype); }));
-         });
-       },
-       positions_variant, false, false,
-       dtype_shares({{"long positions", 0.2}, {"long offset", 0.15}})});
+Property<SinusoidalCall> rotation() {
+  using Call = SinusoidalCall;
+  return {
+      .name = "sinusoidal.rotation",
+      .statement = "PE[p+m] = R(m)·PE[p], R(m) rotating pair i by m·ω_i",
+      .body =
+          [](Case<Call>& c) {
+            const ShiftSpec shift = *shift_spec();
+            const SinusoidalSpec& s = shift.rows;
+            const int64_t m = shift.m, pairs = s.tokens / 2;
+            RC_CLASSIFY(s.positions.long_range(), "long positions");
+            RC_CLASSIFY(m > 4096, "long offset");
+            classify_dtype(s.dtype);
+            c.each([&](const Impl<Call>& impl) {
+              Arena arena, expected_arena;
+              const Call call = build(s, arena);
+              impl.run(call);
+              // Expected PE[p+m] rotated from the kernel's own PE[p], in fp64.
+              const Tensor expected = expected_arena.alloc(DType::f64, {pairs, s.d});
+              const Tensor got = expected_arena.alloc(DType::f64, {pairs, s.d});
+              for (int64_t k = 0; k < pairs; ++k) {
+                const auto a = row(call, 2 * k), b = row(call, 2 * k + 1);
+                for (int64_t i = 0; i < s.d / 2; ++i) {
+                  const double angle = static_cast<double>(m) * omega(s.base, i, s.d);
+                  const double cm = std::cos(angle), sm = std::sin(angle);
+                  store(expected, expected.offset(k, 2 * i), a[2 * i] * cm + a[2 * i + 1] * sm);
+                  store(expected, expected.offset(k, 2 * i + 1), a[2 * i + 1] * cm - a[2 * i] * sm);
+                  store(got, got.offset(k, 2 * i), b[2 * i]);
+                  store(got, got.offset(k, 2 * i + 1), b[2 * i + 1]);
+                }
+              }
+              // In units of ulp(1) in out's dtype: PE[p+m] is E = bound + ½ off,
+              // PE[p]'s errors rotate into at most √2·E, and the fp64 angle m·ω here
+              // is off by ≤ 1.5·m·ω·2⁻⁵² ≤ 1.5·2⁻²⁸ rad (ω from pow within an ulp, ω ≤
+              // 1), which moves R(m)·PE[p] by ≤ √2·1.5·2⁻²⁸ < ⅛ of f32's unit 2⁻²³
+              // (less still of bf16's or f16's).
+              const double bound =
+                  (1 + std::numbers::sqrt2) * exact_bound(dtype_bound(s.dtype, impl.bound)) +
+                  1.0 / 8;
+              return Verdict::of(
+                  harness::compare("PE[p+m] vs R(m)·PE[p] [pair, element]", expected, got, bound,
+                                   [&](const int64_t*) { return element_unit(s.dtype); }));
+            });
+          },
+      .needs = variant::sinusoidal_positions,
+      .minimum = dtype_shares({{"long positions", 0.2}, {"long offset", 0.15}})};
+}
+
+std::vector<Property<SinusoidalCall>> sinusoidal_properties() {
+  auto props = generic_properties<SinusoidalCall>("sinusoidal", sinusoidal_problems());
+  for (auto property : {pe0(), range(), norm(), offset_dot(), rotation()})
+    props.push_back(std::move(property));
   return props;
 }
 

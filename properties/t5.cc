@@ -9,12 +9,6 @@
 
 namespace posenc::harness {
 
-std::vector<Tensor> outputs(const T5Call& call) { return {call.bias}; }
-
-std::vector<Tensor*> views(T5Call& call) {
-  return {&call.q_positions, &call.k_positions, &call.table, &call.bias};
-}
-
 Comparison compare(const T5Call& expected, const T5Call& got, double /*bound*/) {
   // A lookup is exact: bit-for-bit whatever bound an implementation states (see t5.h). The unit
   // only sizes the error in the report.
@@ -204,7 +198,7 @@ std::vector<std::vector<int64_t>> buckets(const Impl<T5Call>& impl, const T5Spec
   return b;
 }
 
-std::vector<Property<T5Call>> t5_properties() {
+Problems<T5Call, T5Spec> t5_problems() {
   using Call = T5Call;
   Problems<Call, T5Spec> problems{
       .any = t5_spec(12, 24),
@@ -250,89 +244,107 @@ std::vector<Property<T5Call>> t5_properties() {
                  return true;
                }});
 
-  auto props = generic_properties<Call>("t5", problems);
+  return problems;
+}
 
-  props.push_back({"t5.bucket_in_range",
-                   "every bias element is table[b, h] of its own head h, b in [0, n_buckets)",
-                   [](Case<Call>& c) {
-                     T5Spec s = *t5_spec(12, 24);
-                     s.probe = true;
-                     classify(s);
-                     c.each([&](const Impl<Call>& impl) {
-                       std::string bad;
-                       buckets(impl, s, bad);
-                       return bad.empty() ? Verdict::pass() : Verdict::fail(bad);
-                     });
-                   },
-                   0, false, false,
-                   dtype_shares({{"long positions", 0.2}, {"non-default settings", 0.3}})});
+Property<T5Call> bucket_in_range() {
+  using Call = T5Call;
+  return {.name = "t5.bucket_in_range",
+          .statement = "every bias element is table[b, h] of its own head h, b in [0, n_buckets)",
+          .body =
+              [](Case<Call>& c) {
+                T5Spec s = *t5_spec(12, 24);
+                s.probe = true;
+                classify(s);
+                c.each([&](const Impl<Call>& impl) {
+                  std::string bad;
+                  buckets(impl, s, bad);
+                  return bad.empty() ? Verdict::pass() : Verdict::fail(bad);
+                });
+              },
+          .minimum = dtype_shares({{"long positions", 0.2}, {"non-default settings", 0.3}})};
+}
 
-  props.push_back({"t5.monotone", "within each direction, the bucket never decreases as |rp| grows",
-                   [](Case<Call>& c) {
-                     const T5Spec s = *distance_spec();
-                     RC_CLASSIFY(s.bidirectional, "bidirectional");
-                     classify_dtype(s.dtype);
-                     c.each([&](const Impl<Call>& impl) {
-                       std::string bad;
-                       const auto b = buckets(impl, s, bad);
-                       if (!bad.empty()) return Verdict::fail(bad);
-                       // (side, r) → bucket; side: keys after the query when bidirectional, else
-                       // one side with r = max(−rp, 0).
-                       std::map<std::pair<int, int64_t>, int64_t> by_distance;
-                       for (size_t j = 0; j < s.k.values.size(); ++j) {
-                         const int64_t rp = s.k.values[j] - s.q.values[0];
-                         const int side = s.bidirectional && rp > 0 ? 1 : 0;
-                         const int64_t r =
-                             s.bidirectional ? std::abs(rp) : std::max<int64_t>(-rp, 0);
-                         by_distance[{side, r}] = b[0][j];
-                       }
-                       const std::pair<int, int64_t>* previous = nullptr;
-                       int64_t previous_bucket = 0;
-                       for (const auto& [key, bucket] : by_distance) {
-                         if (previous && previous->first == key.first && bucket < previous_bucket)
-                           return Verdict::fail(
-                               fmt::format("bucket {} at |rp| = {} after bucket {} at |rp| = {}",
-                                           bucket, key.second, previous_bucket, previous->second));
-                         previous = &key;
-                         previous_bucket = bucket;
-                       }
-                       return Verdict::pass();
-                     });
-                   },
-                   0, false, false, dtype_shares({{"bidirectional", 0.3}})});
+Property<T5Call> monotone() {
+  using Call = T5Call;
+  return {.name = "t5.monotone",
+          .statement = "within each direction, the bucket never decreases as |rp| grows",
+          .body =
+              [](Case<Call>& c) {
+                const T5Spec s = *distance_spec();
+                RC_CLASSIFY(s.bidirectional, "bidirectional");
+                classify_dtype(s.dtype);
+                c.each([&](const Impl<Call>& impl) {
+                  std::string bad;
+                  const auto b = buckets(impl, s, bad);
+                  if (!bad.empty()) return Verdict::fail(bad);
+                  // (side, r) → bucket; side: keys after the query when bidirectional, else
+                  // one side with r = max(−rp, 0).
+                  std::map<std::pair<int, int64_t>, int64_t> by_distance;
+                  for (size_t j = 0; j < s.k.values.size(); ++j) {
+                    const int64_t rp = s.k.values[j] - s.q.values[0];
+                    const int side = s.bidirectional && rp > 0 ? 1 : 0;
+                    const int64_t r = s.bidirectional ? std::abs(rp) : std::max<int64_t>(-rp, 0);
+                    by_distance[{side, r}] = b[0][j];
+                  }
+                  const std::pair<int, int64_t>* previous = nullptr;
+                  int64_t previous_bucket = 0;
+                  for (const auto& [key, bucket] : by_distance) {
+                    if (previous && previous->first == key.first && bucket < previous_bucket)
+                      return Verdict::fail(
+                          fmt::format("bucket {} at |rp| = {} after bucket {} at |rp| = {}", bucket,
+                                      key.second, previous_bucket, previous->second));
+                    previous = &key;
+                    previous_bucket = bucket;
+                  }
+                  return Verdict::pass();
+                });
+              },
+          .minimum = dtype_shares({{"bidirectional", 0.3}})};
+}
 
-  props.push_back(
-      {"t5.symmetric_split",
-       "bidirectional: keys after the query take [n/2, n), the rest [0, n/2), and "
-       "bucket(+r) = bucket(−r) + n/2",
-       [](Case<Call>& c) {
-         T5Spec s = *distance_spec();
-         s.bidirectional = true;
-         s.n_buckets = std::max<int64_t>(s.n_buckets, 4);
-         s.max_distance = std::max(s.max_distance, s.n_buckets / 4 + 1);
-         c.each([&](const Impl<Call>& impl) {
-           std::string bad;
-           const auto b = buckets(impl, s, bad);
-           if (!bad.empty()) return Verdict::fail(bad);
-           const int64_t half = s.n_buckets / 2;
-           std::map<int64_t, int64_t> at;  // rp → bucket
-           for (size_t j = 0; j < s.k.values.size(); ++j) {
-             const int64_t rp = s.k.values[j] - s.q.values[0], bucket = b[0][j];
-             if ((rp > 0) != (bucket >= half))
-               return Verdict::fail(fmt::format("rp = {} got bucket {}, in the {} half", rp, bucket,
-                                                bucket >= half ? "upper" : "lower"));
-             at[rp] = bucket;
-           }
-           for (const auto& [rp, bucket] : at) {
-             if (rp <= 0 || !at.count(-rp)) continue;
-             if (bucket != at[-rp] + half)
-               return Verdict::fail(fmt::format("bucket(+{0}) = {1} but bucket(−{0}) + n/2 = {2}",
-                                                rp, bucket, at[-rp] + half));
-           }
-           return Verdict::pass();
-         });
-       },
-       variant::t5_bidirectional});
+Property<T5Call> symmetric_split() {
+  using Call = T5Call;
+  return {.name = "t5.symmetric_split",
+          .statement =
+              "bidirectional: keys after the query take [n/2, n), the rest [0, n/2), and "
+              "bucket(+r) = bucket(−r) + n/2",
+          .body =
+              [](Case<Call>& c) {
+                T5Spec s = *distance_spec();
+                s.bidirectional = true;
+                s.n_buckets = std::max<int64_t>(s.n_buckets, 4);
+                s.max_distance = std::max(s.max_distance, s.n_buckets / 4 + 1);
+                c.each([&](const Impl<Call>& impl) {
+                  std::string bad;
+                  const auto b = buckets(impl, s, bad);
+                  if (!bad.empty()) return Verdict::fail(bad);
+                  const int64_t half = s.n_buckets / 2;
+                  std::map<int64_t, int64_t> at;  // rp → bucket
+                  for (size_t j = 0; j < s.k.values.size(); ++j) {
+                    const int64_t rp = s.k.values[j] - s.q.values[0], bucket = b[0][j];
+                    if ((rp > 0) != (bucket >= half))
+                      return Verdict::fail(fmt::format("rp = {} got bucket {}, in the {} half", rp,
+                                                       bucket, bucket >= half ? "upper" : "lower"));
+                    at[rp] = bucket;
+                  }
+                  for (const auto& [rp, bucket] : at) {
+                    if (rp <= 0 || !at.count(-rp)) continue;
+                    if (bucket != at[-rp] + half)
+                      return Verdict::fail(
+                          fmt::format("bucket(+{0}) = {1} but bucket(−{0}) + n/2 = {2}", rp, bucket,
+                                      at[-rp] + half));
+                  }
+                  return Verdict::pass();
+                });
+              },
+          .needs = variant::t5_bidirectional};
+}
+
+std::vector<Property<T5Call>> t5_properties() {
+  auto props = generic_properties<T5Call>("t5", t5_problems());
+  for (auto property : {bucket_in_range(), monotone(), symmetric_split()})
+    props.push_back(std::move(property));
   return props;
 }
 

@@ -5,14 +5,7 @@
 
 #include <vector>
 
-#include "posenc/absolute.h"
-#include "posenc/alibi.h"
-#include "posenc/attention.h"
-#include "posenc/rope.h"
-#include "posenc/rope_cache.h"
-#include "posenc/rope_frequencies.h"
-#include "posenc/sinusoidal.h"
-#include "posenc/t5.h"
+#include "posenc/families.h"
 
 namespace posenc::reference {
 
@@ -24,14 +17,9 @@ struct RopeFrequencies {
 };
 RopeFrequencies frequencies(int64_t rotary_dim, double base, const RopeScaling& scaling);
 
-void attention(const AttentionCall& call);
-void absolute(const AbsoluteCall& call);
-void sinusoidal(const SinusoidalCall& call);
-void rope_frequencies(const RopeFrequenciesCall& call);
-void rope_cache(const RopeCacheCall& call);
-void rope(const RopeCall& call);
-void alibi(const AlibiCall& call);
-void t5(const T5Call& call);
+// One kernel per family, named after it: reference::rope(call), ...
+#define POSENC_FAMILY(name, Call, NAME) void name(const Call& call);
+#include "posenc/families.inc"
 
 // The pure functions behind alibi() and t5(), for golden tests.
 // slope of head h in [0, n_heads), n_heads ≥ 1 (see alibi.h).

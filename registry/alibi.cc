@@ -7,13 +7,9 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<AlibiCall>>& implementations<AlibiCall>() {
-  static const std::vector<Impl<AlibiCall>> table = [] {
-    std::vector<Impl<AlibiCall>> impls = {
-        {.name = "alibi/reference", .variants = kAllVariants, .bound = 0, .run = reference::alibi},
-    };
-    for (auto& impl : optimized::alibi()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<AlibiCall>> table = reference_then<AlibiCall>(
+      {.name = "alibi/reference", .variants = kAllVariants, .bound = 0, .run = reference::alibi},
+      optimized::alibi());
   return table;
 }
 

@@ -7,16 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<AttentionCall>>& implementations<AttentionCall>() {
-  static const std::vector<Impl<AttentionCall>> table = [] {
-    std::vector<Impl<AttentionCall>> impls = {
-        {.name = "attention/reference",
-         .variants = kAllVariants,
-         .bound = 0,
-         .run = reference::attention},
-    };
-    for (auto& impl : optimized::attention()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<AttentionCall>> table =
+      reference_then<AttentionCall>({.name = "attention/reference",
+                                     .variants = kAllVariants,
+                                     .bound = 0,
+                                     .run = reference::attention},
+                                    optimized::attention());
   return table;
 }
 

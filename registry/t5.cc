@@ -7,13 +7,9 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<T5Call>>& implementations<T5Call>() {
-  static const std::vector<Impl<T5Call>> table = [] {
-    std::vector<Impl<T5Call>> impls = {
-        {.name = "t5/reference", .variants = kAllVariants, .bound = 0, .run = reference::t5},
-    };
-    for (auto& impl : optimized::t5()) impls.push_back(std::move(impl));
-    return impls;
-  }();
+  static const std::vector<Impl<T5Call>> table = reference_then<T5Call>(
+      {.name = "t5/reference", .variants = kAllVariants, .bound = 0, .run = reference::t5},
+      optimized::t5());
   return table;
 }
 

@@ -22,6 +22,14 @@ struct AbsoluteCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<AbsoluteCall>, 4> view_table() {
+    using View = ViewField<AbsoluteCall>;
+    return {{{"x", &AbsoluteCall::x},
+             {"table", &AbsoluteCall::table},
+             {"positions", &AbsoluteCall::positions},
+             {"out", &AbsoluteCall::out, View::output, "x"}}};
+  }
 };
 
 }  // namespace posenc

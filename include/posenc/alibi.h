@@ -40,6 +40,14 @@ struct AlibiCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<AlibiCall>, 4> view_table() {
+    using View = ViewField<AlibiCall>;
+    return {{{"q_positions", &AlibiCall::q_positions},
+             {"k_positions", &AlibiCall::k_positions},
+             {"bias", &AlibiCall::bias, View::output},
+             {"slopes", &AlibiCall::slopes, View::output}}};
+  }
 };
 
 }  // namespace posenc

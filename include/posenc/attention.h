@@ -46,6 +46,17 @@ struct AttentionCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<AttentionCall>, 7> view_table() {
+    using View = ViewField<AttentionCall>;
+    return {{{"q", &AttentionCall::q},
+             {"k", &AttentionCall::k},
+             {"v", &AttentionCall::v},
+             {"q_positions", &AttentionCall::q_positions},
+             {"k_positions", &AttentionCall::k_positions},
+             {"bias", &AttentionCall::bias},
+             {"out", &AttentionCall::out, View::output}}};
+  }
   double resolved_scale() const;
   int64_t q_position(int64_t i) const;  // after validate()
   int64_t k_position(int64_t j) const;

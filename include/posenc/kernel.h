@@ -1,26 +1,25 @@
-// What every family shares: the family names, the variant bits an implementation declares, and
-// Impl, one registry entry. A family's Call struct (in its own header) is the whole problem for
-// one kernel invocation; Impl<Call> runs it.
+// What every family shares: the family names, the variant bits an implementation declares, the
+// table of a Call's tensors, and Impl, one registry entry. A family's Call struct (in its own
+// header) is the whole problem for one kernel invocation; Impl<Call> runs it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "posenc/tensor.h"
 
 namespace posenc {
 
+// The families, in families.inc's order (the plugin ABI's numbering).
 enum class Family : uint8_t {
-  attention,
-  absolute,
-  sinusoidal,
-  rope_frequencies,
-  rope_cache,
-  rope,
-  alibi,
-  t5,
+#define POSENC_FAMILY(name, Call, NAME) name,
+#include "posenc/families.inc"
 };
 const char* family_name(Family family);
 
@@ -37,6 +36,61 @@ inline constexpr uint64_t kFamilyVariant0 = 1u << 8;
 
 // The dtype bit of each float view and the strided bit if any view is not row-major contiguous.
 uint64_t view_variants(std::initializer_list<const Tensor*> views);
+
+// One tensor of a Call, a row of the table every Call lists its tensors in, once:
+//   static constexpr std::array<ViewField<Call>, N> view_table();
+// inputs first, then outputs (the fuzz decoder reads its bytes in this order). Everything that
+// walks a call's tensors reads it: validate()'s overlap checks, the harness's views and outputs,
+// the fuzz decoder, the plugin's marshalling.
+template <class Call>
+struct ViewField {
+  enum Role : uint8_t { input, output };
+
+  constexpr ViewField(const char* name, Tensor Call::*member, Role role = input,
+                      const char* in_place_of = nullptr)
+      : name(name), required(member), role(role), in_place_of(in_place_of) {}
+  constexpr ViewField(const char* name, std::optional<Tensor> Call::*member, Role role = input,
+                      const char* in_place_of = nullptr)
+      : name(name), optional(member), role(role), in_place_of(in_place_of) {}
+
+  const char* name;  // as the contract, its errors and the plugin ABI spell it
+  Tensor Call::*required = nullptr;
+  std::optional<Tensor> Call::*optional = nullptr;  // exactly one of the two is set
+  Role role = input;
+  const char* in_place_of = nullptr;  // an output that may be this input's very view
+
+  bool is_output() const { return role == output; }
+  // The tensor in `call`, or null when it is an absent optional one.
+  template <class C>
+  auto* in(C& call) const {
+    if (required) return &(call.*required);
+    auto& view = call.*optional;
+    return view ? &*view : nullptr;
+  }
+};
+
+// Calls f(field, tensor) for each tensor `call` has, in its table's order.
+template <class C, class F>
+void for_each_view(C& call, F&& f) {
+  for (const auto& field : std::remove_const_t<C>::view_table())
+    if (auto* tensor = field.in(call)) f(field, *tensor);
+}
+
+// validate()'s memory checks, from the table: no two elements of an output share memory, and no
+// output shares any with an input, except the input it may be in place of when it is that very
+// view. Outputs overlapping each other are the family's own check.
+template <class Call>
+void check_view_overlaps(const Call& call) {
+  for_each_view(call, [&](const ViewField<Call>& out, const Tensor& out_view) {
+    if (!out.is_output()) return;
+    check_no_self_overlap(out_view, out.name);
+    for_each_view(call, [&](const ViewField<Call>& in, const Tensor& in_view) {
+      if (in.is_output()) return;
+      const bool in_place = out.in_place_of && std::string_view(out.in_place_of) == in.name;
+      check_no_overlap(out_view, out.name, in_view, in.name, in_place);
+    });
+  });
+}
 
 // Thread count of a call: 0 means POSENC_NUM_THREADS if set, else the hardware's concurrency.
 // Implementations must give bitwise-identical output for every thread count.

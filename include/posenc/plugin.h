@@ -55,16 +55,12 @@ extern "C" {
 #define POSENC_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
-/* ---- Families, in posenc::Family's order ---- */
+/* ---- Families: POSENC_FAMILY_<NAME> numbered from 0 in posenc/families.inc's order
+ * (posenc::Family's), POSENC_FAMILY_COUNT of them ---- */
 enum {
-  POSENC_FAMILY_ATTENTION = 0,
-  POSENC_FAMILY_ABSOLUTE = 1,
-  POSENC_FAMILY_SINUSOIDAL = 2,
-  POSENC_FAMILY_ROPE_FREQUENCIES = 3,
-  POSENC_FAMILY_ROPE_CACHE = 4,
-  POSENC_FAMILY_ROPE = 5,
-  POSENC_FAMILY_ALIBI = 6,
-  POSENC_FAMILY_T5 = 7,
+#define POSENC_FAMILY(name, Call, NAME) POSENC_FAMILY_##NAME,
+#include "posenc/families.inc"
+  POSENC_FAMILY_COUNT
 };
 
 /* ---- Variant bits (the values of posenc::variant) ----
@@ -255,15 +251,11 @@ typedef struct posenc_t5_args {
 
 /* ---- The kernel table ---- */
 
-/* Each kernel returns POSENC_OK, or an error code with *error filled. */
-typedef int (*posenc_attention_fn)(const posenc_attention_args*, posenc_error*);
-typedef int (*posenc_absolute_fn)(const posenc_absolute_args*, posenc_error*);
-typedef int (*posenc_sinusoidal_fn)(const posenc_sinusoidal_args*, posenc_error*);
-typedef int (*posenc_rope_frequencies_fn)(const posenc_rope_frequencies_args*, posenc_error*);
-typedef int (*posenc_rope_cache_fn)(const posenc_rope_cache_args*, posenc_error*);
-typedef int (*posenc_rope_fn)(const posenc_rope_args*, posenc_error*);
-typedef int (*posenc_alibi_fn)(const posenc_alibi_args*, posenc_error*);
-typedef int (*posenc_t5_fn)(const posenc_t5_args*, posenc_error*);
+/* Each kernel returns POSENC_OK, or an error code with *error filled: for family F,
+ * typedef int (*posenc_F_fn)(const posenc_F_args*, posenc_error*). */
+#define POSENC_FAMILY(name, Call, NAME) \
+  typedef int (*posenc_##name##_fn)(const posenc_##name##_args*, posenc_error*);
+#include "posenc/families.inc"
 
 #define POSENC_KERNEL_THREADED 1u /* flags: honours `threads` */
 
@@ -273,15 +265,9 @@ typedef struct posenc_kernel {
   uint32_t flags;   /* POSENC_KERNEL_* */
   uint64_t variants;
   double bound; /* stated accuracy in the family's tolerance unit; 0 means bit-exact */
-  union {       /* the member named after `family` */
-    posenc_attention_fn attention;
-    posenc_absolute_fn absolute;
-    posenc_sinusoidal_fn sinusoidal;
-    posenc_rope_frequencies_fn rope_frequencies;
-    posenc_rope_cache_fn rope_cache;
-    posenc_rope_fn rope;
-    posenc_alibi_fn alibi;
-    posenc_t5_fn t5;
+  union {       /* the member named after `family`: run.rope for POSENC_FAMILY_ROPE, ... */
+#define POSENC_FAMILY(name, Call, NAME) posenc_##name##_fn name;
+#include "posenc/families.inc"
   } run;
 } posenc_kernel;
 

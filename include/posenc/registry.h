@@ -8,15 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "posenc/absolute.h"
-#include "posenc/alibi.h"
-#include "posenc/attention.h"
+#include "posenc/families.h"
 #include "posenc/kernel.h"
-#include "posenc/rope.h"
-#include "posenc/rope_cache.h"
-#include "posenc/rope_frequencies.h"
-#include "posenc/sinusoidal.h"
-#include "posenc/t5.h"
 
 namespace posenc {
 
@@ -24,22 +17,10 @@ namespace posenc {
 template <class Call>
 const std::vector<Impl<Call>>& implementations();
 
-template <>
-const std::vector<Impl<AttentionCall>>& implementations<AttentionCall>();
-template <>
-const std::vector<Impl<AbsoluteCall>>& implementations<AbsoluteCall>();
-template <>
-const std::vector<Impl<SinusoidalCall>>& implementations<SinusoidalCall>();
-template <>
-const std::vector<Impl<RopeFrequenciesCall>>& implementations<RopeFrequenciesCall>();
-template <>
-const std::vector<Impl<RopeCacheCall>>& implementations<RopeCacheCall>();
-template <>
-const std::vector<Impl<RopeCall>>& implementations<RopeCall>();
-template <>
-const std::vector<Impl<AlibiCall>>& implementations<AlibiCall>();
-template <>
-const std::vector<Impl<T5Call>>& implementations<T5Call>();
+#define POSENC_FAMILY(name, Call, NAME) \
+  template <>                           \
+  const std::vector<Impl<Call>>& implementations<Call>();
+#include "posenc/families.inc"
 
 // A family's table: its reference, then `others` in order.
 template <class Call>
@@ -53,17 +34,11 @@ const Impl<Call>& reference_impl() {
   return implementations<Call>().front();
 }
 
-// Calls f(std::type_identity<Call>{}) once per family, in a fixed order.
+// Calls f(std::type_identity<Call>{}) once per family, in families.inc's order.
 template <class F>
 void for_each_family(F&& f) {
-  f(std::type_identity<AttentionCall>{});
-  f(std::type_identity<AbsoluteCall>{});
-  f(std::type_identity<SinusoidalCall>{});
-  f(std::type_identity<RopeFrequenciesCall>{});
-  f(std::type_identity<RopeCacheCall>{});
-  f(std::type_identity<RopeCall>{});
-  f(std::type_identity<AlibiCall>{});
-  f(std::type_identity<T5Call>{});
+#define POSENC_FAMILY(name, Call, NAME) f(std::type_identity<Call>{});
+#include "posenc/families.inc"
 }
 
 // Variant bits meaning "supports everything", for the reference.

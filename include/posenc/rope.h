@@ -61,6 +61,17 @@ struct RopeCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<RopeCall>, 7> view_table() {
+    using View = ViewField<RopeCall>;
+    return {{{"q", &RopeCall::q},
+             {"positions", &RopeCall::positions},
+             {"k", &RopeCall::k},
+             {"cos", &RopeCall::cos},
+             {"sin", &RopeCall::sin},
+             {"q_out", &RopeCall::q_out, View::output, "q"},
+             {"k_out", &RopeCall::k_out, View::output, "k"}}};
+  }
   bool cached() const { return cos.has_value(); }
 };
 

@@ -25,6 +25,12 @@ struct RopeCacheCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<RopeCacheCall>, 2> view_table() {
+    using View = ViewField<RopeCacheCall>;
+    return {
+        {{"cos", &RopeCacheCall::cos, View::output}, {"sin", &RopeCacheCall::sin, View::output}}};
+  }
 };
 
 }  // namespace posenc

@@ -79,6 +79,12 @@ struct RopeFrequenciesCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<RopeFrequenciesCall>, 2> view_table() {
+    using View = ViewField<RopeFrequenciesCall>;
+    return {{{"inv_freq", &RopeFrequenciesCall::inv_freq, View::output},
+             {"attention_factor", &RopeFrequenciesCall::attention_factor, View::output}}};
+  }
 };
 
 }  // namespace posenc

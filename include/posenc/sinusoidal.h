@@ -35,6 +35,13 @@ struct SinusoidalCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<SinusoidalCall>, 3> view_table() {
+    using View = ViewField<SinusoidalCall>;
+    return {{{"x", &SinusoidalCall::x},
+             {"positions", &SinusoidalCall::positions},
+             {"out", &SinusoidalCall::out, View::output, "x"}}};
+  }
   int64_t position(int64_t t) const;  // after validate()
 };
 

@@ -50,6 +50,14 @@ struct T5Call {
 
   void validate() const;
   uint64_t required_variants() const;
+  // Its tensors (kernel.h): inputs, then outputs.
+  static constexpr std::array<ViewField<T5Call>, 4> view_table() {
+    using View = ViewField<T5Call>;
+    return {{{"q_positions", &T5Call::q_positions},
+             {"k_positions", &T5Call::k_positions},
+             {"table", &T5Call::table},
+             {"bias", &T5Call::bias, View::output}}};
+  }
 };
 
 }  // namespace posenc

@@ -1,5 +1,5 @@
 // The fuzz decoder: any byte string becomes one bounded problem of a family, so libFuzzer can
-// steer shapes, strides, positions, parameters and data. The fuzz targets and the property suite
+// steer shapes, strides, positions, parameters and data. The fuzz targets and the tests in fuzz/
 // share it: a crashing input replays as a regression case with `check(decode<Call>(bytes))`.
 //
 // Byte 0 picks the implementations (below 0xC0: all; else registry entry byte − 0xC0); the rest

@@ -1,0 +1,48 @@
+// attention's fuzz decoder (decode.h): its problem from bytes, and its call on one line.
+#include "fuzz/decoder.h"
+
+namespace posenc::harness {
+
+template <>
+Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
+  return decoded<AttentionCall>(bytes, [](Decoder& in, Arena& arena) {
+    AttentionCall c;
+    const int64_t tq = in.size(0, 12), tk = in.size(0, 12), hkv = in.size(1, 3);
+    const int64_t hq = hkv * in.size(1, 3), d = in.size(1, 40), dv = in.size(1, 40);
+    const DType dtype = in.data();
+    c.q = arena.alloc(dtype, {tq, hq, d}, in.layout());
+    c.k = arena.alloc(dtype, {tk, hkv, d}, in.layout());
+    c.v = arena.alloc(dtype, {tk, hkv, dv}, in.layout());
+    c.out = arena.alloc(dtype, {tq, hq, dv}, in.layout());
+    in.fill(c.q);
+    in.fill(c.k);
+    in.fill(c.v);
+    c.mask = static_cast<Mask>(in.rare() ? in.size(0, 255) : in.size(0, 1));
+    if (in.coin()) {  // explicit positions; sometimes only one of the pair
+      c.q_positions = arena.alloc(in.index_dtype(), {tq});
+      c.k_positions = arena.alloc(in.index_dtype(), {tk});
+      in.fill_positions(*c.q_positions, 0, kMaxPosition);
+      in.fill_positions(*c.k_positions, 0, kMaxPosition);
+      if (in.rare()) (in.coin() ? c.q_positions : c.k_positions).reset();
+    }
+    if (in.coin()) {
+      // f32 or the activations' dtype (attention.h).
+      c.bias = arena.alloc(in.second() % 2 ? DType::f32 : dtype, {hq, tq, tk}, in.layout());
+      in.fill(*c.bias);
+    }
+    c.scale = in.real(kNaN, -2, 2);
+    c.threads = in.threads();
+    in.corrupt(named_views(c));
+    return c;
+  });
+}
+
+template <>
+std::string describe(const AttentionCall& call) {
+  AttentionCall c = call;
+  return describe_views(named_views(c)) + fmt::format("mask={} scale={} threads={}",
+                                                      static_cast<int>(c.mask), number(c.scale),
+                                                      c.threads);
+}
+
+}  // namespace posenc::harness

@@ -1,0 +1,28 @@
+// attention's C arguments (posenc_attention_args, posenc/plugin.h): its views by their view-table
+// names (Tensors), its parameters as they are, in the C struct's order.
+#include "plugin/marshal.h"
+
+namespace posenc::plugin {
+
+// The C spelling of its variant bits and enums.
+static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
+              POSENC_VARIANT_ATTENTION_BIAS == variant::attention_bias &&
+              POSENC_VARIANT_ATTENTION_GQA == variant::attention_gqa &&
+              POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions);
+static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
+              POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
+
+posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
+  return {.q = t(c.q),
+          .k = t(c.k),
+          .v = t(c.v),
+          .out = t(c.out),
+          .mask = static_cast<int32_t>(c.mask),
+          .q_positions = t(c.q_positions),
+          .k_positions = t(c.k_positions),
+          .bias = t(c.bias),
+          .scale = c.scale,
+          .threads = c.threads};
+}
+
+}  // namespace posenc::plugin

@@ -1,0 +1,153 @@
+#include "plugin/server.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "plugin/isolate.h"
+#include "plugin/loader.h"
+#include "posenc/kernel.h"
+
+namespace posenc::plugin {
+
+namespace {
+
+
+// Runs kernel k on the argument struct of its family at `args`.
+int invoke(const posenc_kernel& k, const void* args, posenc_error* e) {
+  switch (k.family) {
+#define POSENC_FAMILY(name, Call, NAME) \
+  case POSENC_FAMILY_##NAME:            \
+    return k.run.name(static_cast<const posenc_##name##_args*>(args), e);
+#include "posenc/families.inc"
+  }
+  throw LoadError("family " + std::to_string(k.family) + " is not a posenc family");
+}
+
+bool has_function(const posenc_kernel& k) {
+  switch (k.family) {
+#define POSENC_FAMILY(name, Call, NAME) \
+  case POSENC_FAMILY_##NAME:            \
+    return k.run.name != nullptr;
+#include "posenc/families.inc"
+  }
+  return false;
+}
+
+// Opens the library and returns its table, or throws LoadError. Only ever runs in a child.
+const posenc_plugin& open_table(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) throw LoadError(dlerror());
+  using TableFn = const posenc_plugin* (*)();
+  auto table_fn = reinterpret_cast<TableFn>(dlsym(handle, POSENC_PLUGIN_SYMBOL));
+  if (table_fn == nullptr)
+    throw LoadError("it does not export " POSENC_PLUGIN_SYMBOL
+                    "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
+  const posenc_plugin* table = table_fn();
+  if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
+  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION)
+    throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
+                    std::to_string(table->abi_version) + ", this posenc speaks version " +
+                    std::to_string(POSENC_PLUGIN_ABI_VERSION) +
+                    "; rebuild it against this posenc's posenc/plugin.h");
+  if (table->count > kMaxKernels)
+    throw LoadError("the table claims " + std::to_string(table->count) + " kernels (at most " +
+                    std::to_string(kMaxKernels) + ")");
+  if (table->count > 0 && table->kernels == nullptr)
+    throw LoadError("the table has " + std::to_string(table->count) + " kernels but no array");
+  return *table;
+}
+
+std::string kernel_name(const posenc_kernel& k) {
+  return k.name ? std::string(k.name, strnlen(k.name, kMaxName + 1)) : std::string();
+}
+
+// Checks one entry; the problem, or "" when it is well formed.
+std::string entry_problem(const posenc_kernel& k) {
+  const std::string name = kernel_name(k);
+  if (k.name == nullptr) return "has no name";
+  if (name.empty() || name.size() > kMaxName)
+    return "name must have 1 to " + std::to_string(kMaxName) + " characters";
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-')
+      return "name '" + name + "' may hold only letters, digits and _ . -";
+  if (k.family >= POSENC_FAMILY_COUNT)
+    return "family " + std::to_string(k.family) + " is not a posenc family (0 to " +
+           std::to_string(POSENC_FAMILY_COUNT - 1) + ")";
+  if (!has_function(k)) return "has no function for its family";
+  if (!std::isfinite(k.bound) || k.bound < 0)
+    return "bound " + std::to_string(k.bound) + " must be finite and >= 0";
+  return "";
+}
+
+}  // namespace
+
+std::string read_table(const std::string& path) {
+  const posenc_plugin& table = open_table(path);
+  WireWriter out;
+  out.put(table.count);
+  std::set<std::pair<uint32_t, std::string>> names;
+  for (uint32_t i = 0; i < table.count; ++i) {
+    const posenc_kernel& k = table.kernels[i];
+    const std::string problem = entry_problem(k);
+    if (!problem.empty()) throw LoadError("kernel #" + std::to_string(i) + " " + problem);
+    if (!names.emplace(k.family, kernel_name(k)).second)
+      throw LoadError("two " + std::string(family_name(static_cast<Family>(k.family))) +
+                      " kernels are named '" + kernel_name(k) + "'");
+    out.put(kernel_name(k)).put(k.family).put(k.flags).put(k.variants).put(k.bound);
+  }
+  return out.take();
+}
+
+std::string CallRequest::encode() const {
+  WireWriter out;
+  out.put(index).put(kernel).put(args).put<uint64_t>(pages.size());
+  for (const Pages& p : pages) out.put(p.offset).put(p.length).put(p.protection);
+  return out.take();
+}
+
+CallRequest CallRequest::decode(std::string_view bytes) {
+  WireReader in(bytes);
+  CallRequest r;
+  r.index = in.get<uint32_t>();
+  r.kernel = in.get_string();
+  r.args = in.get<uint64_t>();
+  r.pages.resize(in.get<uint64_t>());
+  for (Pages& p : r.pages) {
+    p.offset = in.get<uint64_t>();
+    p.length = in.get<uint64_t>();
+    p.protection = in.get<int>();
+  }
+  return r;
+}
+
+std::string serve(Served& served, std::string_view bytes) {
+  if (served.table == nullptr) {
+    mprotect(served.base, served.size, PROT_NONE);
+    served.table = &open_table(served.path);
+  }
+  const CallRequest request = CallRequest::decode(bytes);
+  const posenc_plugin& table = *served.table;
+  if (request.index >= table.count || kernel_name(table.kernels[request.index]) != request.kernel)
+    throw LoadError("the library's table changed since it was loaded");
+  for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
+  posenc_error error{};
+  const int code = invoke(table.kernels[request.index], served.base + request.args, &error);
+  for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);
+  auto text = [](const char* field, size_t n) {
+    return std::string_view(field, strnlen(field, n));
+  };
+  return WireWriter()
+      .put(code)
+      .put(text(error.argument, sizeof error.argument))
+      .put(text(error.value, sizeof error.value))
+      .put(text(error.message, sizeof error.message))
+      .take();
+}
+
+}  // namespace posenc::plugin

@@ -1,0 +1,141 @@
+// attention's broken kernels for the self-test (selftest.h), beside its properties
+// (properties/attention.cc). Each computes in fp64 and rounds once, like the reference, so that the
+// bug is the only thing wrong with it.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "posenc/error.h"
+#include "properties/harness.h"
+#include "properties/selftest.h"
+#include "reference/reference.h"
+
+namespace posenc::harness {
+
+namespace {
+
+enum class AttentionBug {
+  ignores_causal_mask,
+  ignores_bias,
+  skips_key_tail,            // keys in blocks of 8; the last partial block is dropped
+  unstable_softmax,          // exp(score) in f32 without subtracting the row maximum
+  gqa_wrong_head,            // query head h reads kv head h % hkv instead of h / (hq / hkv)
+  split_keys_by_thread,      // each thread's key range is reduced in f32, then combined in f32
+  bias_in_activation_dtype,  // reads the bias as if it had q's dtype (a kernel templated on one T)
+  weighs_hidden_values,      // a hidden key gets weight 0 instead of being skipped: 0·∞ is NaN
+};
+
+void attention_with(AttentionBug bug, const AttentionCall& call) {
+  call.validate();
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
+  const int64_t tk = k.shape[0], hkv = k.shape[1], group = hq / hkv, dv = v.shape[2];
+  const int64_t keys = bug == AttentionBug::skips_key_tail ? tk / 8 * 8 : tk;
+  const int threads = resolve_threads(call.threads);
+  const int64_t chunk = std::max<int64_t>((keys + threads - 1) / threads, 1);
+  std::optional<Tensor> bias = call.bias;
+  // An f32 bias under bf16 or f16 activations read as 2-byte elements: within its memory, wrong.
+  if (bias && bug == AttentionBug::bias_in_activation_dtype) bias->dtype = q.dtype;
+  std::vector<double> score(tk), acc(dv);
+  for (int64_t h = 0; h < hq; ++h) {
+    const int64_t kvh = bug == AttentionBug::gqa_wrong_head ? h % hkv : h / group;
+    for (int64_t i = 0; i < tq; ++i) {
+      double top = -INFINITY;
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
+        score[j] = call.resolved_scale() * dot;
+        if (bias && bug != AttentionBug::ignores_bias)
+          score[j] += load(*bias, bias->offset(h, i, j));
+        if (call.mask == Mask::causal && bug != AttentionBug::ignores_causal_mask &&
+            call.k_position(j) > call.q_position(i))
+          score[j] = -INFINITY;
+        top = std::fmax(top, score[j]);
+      }
+      if (bug == AttentionBug::unstable_softmax) top = 0;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      double total = 0;
+      if (bug == AttentionBug::split_keys_by_thread) {
+        // Partial sums per thread's key range, rounded to f32, combined in f32.
+        float ftotal = 0;
+        std::vector<float> facc(dv, 0.0f);
+        for (int64_t start = 0; start < keys; start += chunk) {
+          float part = 0;
+          std::vector<float> pacc(dv, 0.0f);
+          for (int64_t j = start; j < std::min(keys, start + chunk); ++j) {
+            if (score[j] == -INFINITY) continue;
+            const float w = static_cast<float>(std::exp(score[j] - top));
+            part += w;
+            for (int64_t c = 0; c < dv; ++c)
+              pacc[c] += w * static_cast<float>(load(v, v.offset(j, kvh, c)));
+          }
+          ftotal += part;
+          for (int64_t c = 0; c < dv; ++c) facc[c] += pacc[c];
+        }
+        total = ftotal;
+        for (int64_t c = 0; c < dv; ++c) acc[c] = facc[c];
+      } else if (top != -INFINITY) {
+        for (int64_t j = 0; j < keys; ++j) {
+          if (score[j] == -INFINITY) {
+            // As a dense p·V product does: every key is read, a hidden one with p = 0.
+            if (bug == AttentionBug::weighs_hidden_values)
+              for (int64_t c = 0; c < dv; ++c) acc[c] += 0.0 * load(v, v.offset(j, kvh, c));
+            continue;
+          }
+          const double w = bug == AttentionBug::unstable_softmax
+                               ? static_cast<double>(std::exp(static_cast<float>(score[j])))
+                               : std::exp(score[j] - top);
+          total += w;
+          for (int64_t c = 0; c < dv; ++c) acc[c] += w * load(v, v.offset(j, kvh, c));
+        }
+      }
+      for (int64_t c = 0; c < dv; ++c)
+        store(out, out.offset(i, h, c), total > 0 || std::isnan(total) ? acc[c] / total : 0.0);
+    }
+  }
+}
+
+}  // namespace
+
+template <>
+std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
+  using B = AttentionBug;
+  auto make = [](const char* name, B bug, bool threaded = false) {
+    return broken_kernel<AttentionCall>(name, bug, attention_with, 2, threaded);
+  };
+  std::vector<Broken<AttentionCall>> list = {
+      {make("ignores_causal_mask", B::ignores_causal_mask), "ignores the causal mask",
+       "attention.causal_not_equivariant"},
+      {make("ignores_bias", B::ignores_bias), "ignores the additive (positional) bias",
+       "attention.shuffle"},
+      {make("skips_key_tail", B::skips_key_tail),
+       "SIMD-style key loop that drops the last tk % 8 keys", "attention.permutation_equivariance"},
+      {make("unstable_softmax", B::unstable_softmax),
+       "softmax in f32 without subtracting the row maximum", "attention.differential"},
+      {make("gqa_wrong_head", B::gqa_wrong_head), "query head h reads kv head h % hkv",
+       "attention.eigen_oracle"},
+      {make("split_keys_by_thread", B::split_keys_by_thread, true),
+       "reduces each thread's keys in f32 and combines the partial sums in f32",
+       "attention.threads"},
+      {make("bias_in_activation_dtype", B::bias_in_activation_dtype),
+       "reads an f32 bias as if it had the activations' dtype: wrong only under bf16 or f16",
+       "attention.differential"},
+      {make("weighs_hidden_values", B::weighs_hidden_values),
+       "weighs a masked key by p = 0 instead of skipping it, so an ∞ in an unused KV-cache slot "
+       "turns the rows that cannot see it into NaN",
+       "attention.differential"},
+  };
+  add_generic(list, "attention");
+  return list;
+}
+
+template <>
+std::vector<std::pair<std::string, std::string>> killed_elsewhere<AttentionCall>() {
+  return {};
+}
+
+}  // namespace posenc::harness

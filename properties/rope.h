@@ -1,0 +1,115 @@
+// rope's problem spec, its builder and generator, and the tolerance model its properties share
+// (properties/rope.cc); the properties themselves, one named function each, are in
+// properties/rope_properties.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "properties/generic.h"
+
+namespace posenc::harness::rope {
+
+enum class Cache : uint8_t {
+  none,    // angles on the fly from base and scaling
+  built,   // the reference's own table, in vLLM's [rows, cos | sin] layout
+  random,  // arbitrary values: the kernel must read them as given
+};
+
+// One rope problem. Layout slots: q, q_out, k, k_out, positions, cos, sin.
+struct RopeSpec {
+  int64_t tokens = 0, hq = 1, hk = 0, head_dim = 2, rotary_dim = 2;  // hk = 0: no k
+  RopeLayout layout = RopeLayout::half_split;
+  bool inverse = false, in_place = false;
+  double base = 10000;
+  RopeScaling scaling;
+  Cache cache = Cache::none;
+  bool vllm = false;  // a built cache in vLLM's [cos | sin] rows
+  Positions positions;
+  Fill q, k, table;  // table: the random cache's values
+  Layouts layouts = uniform_layouts(Layout::contiguous);
+  DType dtype = DType::f32;        // q, k and their outputs
+  DType cache_dtype = DType::f32;  // cos and sin
+};
+
+std::string describe(const RopeSpec& s);
+void showValue(const RopeSpec& s, std::ostream& os);
+RopeCall build(const RopeSpec& s, Arena& arena);
+
+// Cached problems keep positions (cache rows) below this, and rotary dims small: a cache has a row
+// for every position up to the largest.
+constexpr int64_t kCachedPositions = 2047;
+
+struct RopeOptions {
+  bool specials = true;
+  std::optional<Cache> cache;  // forced, or any
+  std::optional<RopeLayout> layout;
+  bool needs_k = false, partial = false, unit_factor = false;
+  // f32, bf16 or f16 activations and an f32 or bf16 cache; else f32 throughout (the mathematical
+  // properties derive their tolerances from the f32 unit).
+  bool any_dtype = false;
+  int64_t min_tokens = 0, max_tokens = 16;
+};
+
+rc::Gen<RopeSpec> rope_spec(RopeOptions o);
+void classify(const RopeSpec& s);
+
+// The problems of the generic properties: any, large, and the bad-input mutations.
+Problems<RopeCall, RopeSpec> rope_problems();
+
+// ---- The tolerance model ----
+
+// fp64 angles' error in units of a rotated element (see rope.cc); 0 for a random cache.
+double angle_slack(const RopeSpec& s);
+// Against exact math, one run of a kernel within `bound` of the reference.
+double rope_exact_bound(double bound, const RopeSpec& s);
+// A cache's f32 cos and sin are each ½ ulp_f32(a) off, so (c, s) is a rotation scaled by
+// 1 ± 2√2·2⁻²⁵ (a = 1) and a rotated element ‖x‖·√2·2⁻²⁵ off: ≤ √2 units of ulp(‖x‖) ≥ ‖x‖·2⁻²⁴.
+constexpr double kCacheRounding = std::numbers::sqrt2;
+
+// Pair i's two dims.
+std::pair<int64_t, int64_t> pair_dims(const RopeSpec& s, int64_t i);
+// The attention factor of an on-the-fly call (1 for a cached one, whose rows carry theirs).
+double fly_factor(const RopeCall& call);
+// f for token t, pair i: `fly` (fly_factor) on the fly, ‖(cos, sin)‖ of the row read if cached.
+double factor_at(const RopeCall& call, double fly, int64_t t, int64_t i);
+
+// ---- Running and editing calls ----
+
+// The dims [from, from + count) of a [tokens, heads, head_dim] view.
+Tensor dims(Tensor t, int64_t from, int64_t count);
+
+// Runs impl on a fresh build; `edit` may change the call first.
+template <class Edit>
+RopeCall run(const Impl<RopeCall>& impl, const RopeSpec& s, Arena& arena, Edit&& edit) {
+  RopeCall call = build(s, arena);
+  edit(call, arena);
+  impl.run(call);
+  return call;
+}
+RopeCall run(const Impl<RopeCall>& impl, const RopeSpec& s, Arena& arena);
+// Writes positions into a call's positions tensor.
+void set_positions(const RopeCall& call, const std::vector<int64_t>& values);
+// A contiguous copy of a [tokens, heads, head_dim] view, optionally as f64.
+Tensor copy_of(const Tensor& t, Arena& arena, DType dtype = DType::f32);
+// Rotary dims reordered between layouts (to half-split from interleaved, or back); tail kept.
+Tensor relayout(const Tensor& t, int64_t d, bool to_half_split, Arena& arena);
+
+// ---- The family's own properties (rope_properties.cc) ----
+
+Property<RopeCall> pair_norm();
+Property<RopeCall> relative();
+Property<RopeCall> identity();
+Property<RopeCall> composition();
+Property<RopeCall> inverse();
+Property<RopeCall> interleaved_permutation();
+Property<RopeCall> tail_untouched();
+Property<RopeCall> cached_equals_on_the_fly();
+Property<RopeCall> linear_is_position_over_factor();
+Property<RopeCall> shuffle();
+
+}  // namespace posenc::harness::rope
