@@ -1,0 +1,42 @@
+// The plain sinusoidal peer (baselines.h), in its own file: it is built with -ffast-math as well,
+// which lets GCC call glibc's vector sinf/cosf (libmvec), as a user chasing speed would.
+#include <cmath>
+#include <cstdlib>
+
+#include "bench/baselines.h"
+#include "bench/plain_elements.h"
+
+namespace posenc::bench {
+
+void plain_sinusoidal(void* out, const void* x, Element e, const int64_t* positions, int64_t tokens,
+                      int64_t width, double base, int threads) {
+  static float* omega = nullptr;  // grows only; one caller at a time
+  static int64_t capacity = 0;
+  const int64_t half = width / 2;
+  if (half > capacity) {
+    std::free(omega);
+    capacity = half;
+    omega = static_cast<float*>(std::malloc(static_cast<size_t>(capacity) * sizeof(float)));
+  }
+  for (int64_t i = 0; i < half; ++i)
+    omega[i] = std::pow(static_cast<float>(base), -2.0f * static_cast<float>(i) / width);
+  plain::with_element(e, [&](auto element) {
+    using E = decltype(element);
+    E* o = static_cast<E*>(out);
+    const E* xs = static_cast<const E*>(x);
+    plain::over_rows(tokens, threads, [&](int64_t t) {
+      const float p = static_cast<float>(positions ? positions[t] : t);
+      E* row = o + t * width;
+      const E* xr = xs ? xs + t * width : nullptr;
+#pragma omp simd
+      for (int64_t i = 0; i < half; ++i) {
+        const float angle = p * omega[i];
+        const float s = std::sin(angle), c = std::cos(angle);
+        row[2 * i] = plain::narrow<E>(xr ? plain::widen(xr[2 * i]) + s : s);
+        row[2 * i + 1] = plain::narrow<E>(xr ? plain::widen(xr[2 * i + 1]) + c : c);
+      }
+    });
+  });
+}
+
+}  // namespace posenc::bench
