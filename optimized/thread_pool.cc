@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -65,6 +66,14 @@ int64_t now_nanos() {
       .count();
 }
 
+// One job's parts: task(i) runs part i. A plain function and its context rather than a
+// std::function, so posting a job allocates nothing.
+struct PartTask {
+  void (*run)(const void* context, int part);
+  const void* context;
+  void operator()(int part) const { run(context, part); }
+};
+
 // Workers wait for a job, then claim its parts one at a time; the caller runs part 0 and then
 // claims any part no worker has started (a worker whose core is busy elsewhere does not hold the
 // job up). Which thread runs a part never changes what the part computes. One job at a time.
@@ -86,7 +95,7 @@ class ThreadPool {
   void release() { busy_.unlock(); }
 
   // Runs every part of `task`; call between try_acquire and release.
-  void run(int parts, const std::function<void(int)>& task) {
+  void run(int parts, const PartTask& task) {
     while (static_cast<int>(workers_.size()) < parts - 1) {
       workers_.emplace_back([this] { work(); });
     }
@@ -207,7 +216,7 @@ class ThreadPool {
   std::mutex mutex_;  // only for sleeping and waking
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;  // touched by the caller holding busy_ only
-  std::atomic<const std::function<void(int)>*> task_{nullptr};
+  std::atomic<const PartTask*> task_{nullptr};
   std::atomic<uint64_t> state_{0};
   std::atomic<int> finished_{0};  // parts 1..parts−1 done
   std::atomic<int> sleepers_{0};
@@ -226,8 +235,11 @@ void note_inline() { t_last_threaded_parts = 1; }
 
 void run_parts(int64_t n, int parts, const std::function<void(Range)>& body) {
   parts = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(parts, n), 1, kMaxParts));
-  std::vector<std::exception_ptr> errors(parts);
-  const std::function<void(int)> task = [&](int index) {
+  // Each part's exception, if any; on the stack for the usual part counts.
+  std::array<std::exception_ptr, 8> few;
+  std::vector<std::exception_ptr> many(parts > 8 ? parts : 0);
+  std::exception_ptr* errors = parts > 8 ? many.data() : few.data();
+  const auto run = [&](int index) {
     const bool outer = t_inside_body;
     t_inside_body = true;
     try {
@@ -237,6 +249,9 @@ void run_parts(int64_t n, int parts, const std::function<void(Range)>& body) {
     }
     t_inside_body = outer;
   };
+  const PartTask task{
+      [](const void* context, int index) { (*static_cast<const decltype(run)*>(context))(index); },
+      &run};
   ThreadPool& pool = ThreadPool::instance();
   if (parts > 1 && !t_inside_body && pool.try_acquire()) {
     pool.run(parts, task);
@@ -246,8 +261,8 @@ void run_parts(int64_t n, int parts, const std::function<void(Range)>& body) {
     for (int i = 0; i < parts; ++i) task(i);
     t_last_threaded_parts = 1;
   }
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
+  for (int i = 0; i < parts; ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
   }
 }
 
