@@ -1,5 +1,6 @@
 // The plain sinusoidal peer (baselines.h), in its own file: it is built with -ffast-math as well,
 // which lets GCC call glibc's vector sinf/cosf (libmvec), as a user chasing speed would.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -25,15 +26,29 @@ void plain_sinusoidal(void* out, const void* x, Element e, const int64_t* positi
     E* o = static_cast<E*>(out);
     const E* xs = static_cast<const E*>(x);
     plain::over_rows(tokens, threads, [&](int64_t t) {
+      // A pure f32 loop (vectorized with libmvec's sinf/cosf), then the interleave and the add.
+      float sines[4096], cosines[4096];
       const float p = static_cast<float>(positions ? positions[t] : t);
       E* row = o + t * width;
       const E* xr = xs ? xs + t * width : nullptr;
-#pragma omp simd
-      for (int64_t i = 0; i < half; ++i) {
-        const float angle = p * omega[i];
-        const float s = std::sin(angle), c = std::cos(angle);
-        row[2 * i] = plain::narrow<E>(xr ? plain::widen(xr[2 * i]) + s : s);
-        row[2 * i + 1] = plain::narrow<E>(xr ? plain::widen(xr[2 * i + 1]) + c : c);
+      for (int64_t i0 = 0; i0 < half; i0 += 4096) {
+        const int64_t n = std::min<int64_t>(4096, half - i0);
+        // Two loops: GCC would fuse a sin and a cos of one angle into a scalar sincosf.
+        for (int64_t i = 0; i < n; ++i) sines[i] = std::sin(p * omega[i0 + i]);
+        for (int64_t i = 0; i < n; ++i) cosines[i] = std::cos(p * omega[i0 + i]);
+        E* r = row + 2 * i0;
+        if (xr) {
+          const E* xi = xr + 2 * i0;
+          for (int64_t i = 0; i < n; ++i) {
+            r[2 * i] = plain::narrow<E>(plain::widen(xi[2 * i]) + sines[i]);
+            r[2 * i + 1] = plain::narrow<E>(plain::widen(xi[2 * i + 1]) + cosines[i]);
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            r[2 * i] = plain::narrow<E>(sines[i]);
+            r[2 * i + 1] = plain::narrow<E>(cosines[i]);
+          }
+        }
       }
     });
   });
