@@ -3,6 +3,7 @@
 // out; ",bf16" or ",f16" in the label). Each shape also runs Eigen's f32 GEMM on the same two
 // products (S = QKᵀ, O = SV per head) as the attention/eigen_gemm row; kernels of every dtype
 // report gemm_pct against it.
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -50,6 +51,29 @@ class EigenGemm {
   std::vector<float*> scores_;
 };
 
+// The naive attention a user would write with Eigen (baselines.h), heads over OpenMP threads.
+class EigenNaive {
+ public:
+  EigenNaive(const Shape& s, int threads) : s_(s), threads_(threads), buffers_(true) {
+    q_ = buffers_.f32({s.tokens, s.heads, s.dim}).as<float>();
+    k_ = buffers_.f32({s.tokens, s.heads, s.dim}).as<float>();
+    v_ = buffers_.f32({s.tokens, s.heads, s.dim}).as<float>();
+    out_ = buffers_.floats(s.tokens * s.heads * s.dim);
+    for (int i = 0; i < threads; ++i) scores_.push_back(buffers_.floats(s.tokens * s.tokens));
+  }
+  void operator()() {
+    naive_attention(q_, k_, v_, out_, scores_.data(), s_.tokens, s_.tokens, s_.heads, s_.dim,
+                    1 / std::sqrt(static_cast<float>(s_.dim)), threads_);
+  }
+
+ private:
+  Shape s_;
+  int threads_;
+  Buffers buffers_;
+  float *q_, *k_, *v_, *out_;
+  std::vector<float*> scores_;
+};
+
 // GEMM FLOP/s per (shape, threads): recorded by the eigen_gemm row, which runs first; measured
 // here only when a filter left that row out.
 std::map<std::tuple<int64_t, int64_t, int64_t, int>, double>& gemm_rates() {
@@ -67,7 +91,21 @@ double gemm_rate(const Shape& s, int threads) {
   return it->second;
 }
 
+// The attention/eigen_gemm rows (label "baseline": the GEMM rate yardstick) and the
+// attention/eigen_naive rows (label "naive": the peer kernels are timed against).
 void register_gemm_rows(const Shape& s) {
+  for (int threads : kThreadCounts) {
+    const std::string name =
+        "attention/eigen_naive/" + s.label() + "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(name.c_str(), [s, threads](benchmark::State& state) {
+      state.SetLabel("naive");
+      EigenNaive naive(s, threads);
+      naive();  // warm-up
+      for (auto _ : state) naive();
+      state.counters["flops_per_second"] =
+          benchmark::Counter(s.flops(), benchmark::Counter::kIsIterationInvariantRate);
+    })->UseRealTime();
+  }
   for (int threads : kThreadCounts) {
     const std::string name =
         "attention/eigen_gemm/" + s.label() + "/threads:" + std::to_string(threads);

@@ -165,6 +165,15 @@ std::pair<int64_t, int64_t> split(int64_t n, int part, int parts) {
 
 // ---- Measuring ----
 
+void report_bytes(benchmark::State& state, double bytes, int threads) {
+  using benchmark::Counter;
+  const double roof = scale_roof(bytes, threads);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes * static_cast<double>(state.iterations())));
+  state.counters["roof_pct"] = Counter(100 * bytes / roof, Counter::kIsIterationInvariantRate);
+  state.counters["roof_GBps"] = roof / 1e9;
+  state.counters["copy_GBps"] = copy_roof(bytes, threads) / 1e9;
+}
+
 double measure_rate(const std::function<void()>& pass, double work, double min_seconds) {
   // STREAM's convention: the best of several timed batches, so a moment when another process
   // holds a core does not lower the yardstick.

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/baselines.h"
 #include "posenc/registry.h"
 
 namespace posenc::bench {
@@ -72,6 +73,8 @@ double scale_roof(double bytes, int threads);
 double copy_roof(double bytes, int threads);
 // The roof/scale and roof/copy rows, at a few sizes from L1 to DRAM.
 void register_roof_rows();
+// The pool/* rows: the thread pool's hand-off latency, and libgomp's (pool_bench.cc).
+void register_pool_rows();
 
 // Work per second of `pass`: after one untimed warm-up pass, the best of five batches that each
 // repeat it for at least min_seconds / 5.
@@ -116,7 +119,19 @@ struct Case {
   std::function<Call(Buffers&)> build;
   // Attention: FLOP/s of the baseline library on this shape at `threads`, or null.
   std::function<double(int threads)> baseline_flops;
+  // The plain peer (baselines.h): the loop a user would write instead, on this case. Given the
+  // call's buffers, and `extra` for anything more it needs (built untimed, e.g. a cos/sin table),
+  // returns its pass at `threads`. Null where the family has none.
+  std::function<std::function<void(int threads)>(const Call&, Buffers& extra)> plain;
+  // Optional: after a plain pass, the largest error of its output in the family's tolerance unit
+  // (the peers make no accuracy promise; this states what their speed buys).
+  std::function<double(const Call&)> plain_error;
 };
+
+// The plain peers' element type of a posenc dtype (f32, bf16, f16).
+inline Element plain_element(DType dtype) {
+  return dtype == DType::bf16 ? Element::bf16 : dtype == DType::f16 ? Element::f16 : Element::f32;
+}
 
 // The time budget: an implementation whose time per call on a case, predicted from the last case
 // it ran at the same thread count, exceeds POSENC_BENCH_BUDGET seconds (default 30) is skipped
@@ -155,6 +170,10 @@ class CaseSlot {
 };
 CaseSlot& case_slot();
 
+// The counters of every row whose calls move `bytes`: bytes_per_second, roof_pct (of the scale
+// roof at the same bytes and threads), roof_GBps and copy_GBps (the two roofs).
+void report_bytes(benchmark::State& state, double bytes, int threads);
+
 // The body of one benchmark row: implementation `index` of Call's registry table on case `c` at
 // `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads),
 // roof_GBps and copy_GBps (the two roofs); with flops, flops_per_second; with a baseline, gemm_pct
@@ -170,7 +189,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   if (&impl == &reference_impl<Call>()) state.SetLabel("reference");  // for report.py
   Call call = case_slot().get(c);
   call.threads = threads;
-  const double roof = scale_roof(c.bytes, threads), copy = copy_roof(c.bytes, threads);
+  scale_roof(c.bytes, threads), copy_roof(c.bytes, threads);  // measured before the timed loop
   const double baseline = c.baseline_flops ? c.baseline_flops(threads) : 0;
   try {
     impl.run(call);  // warm-up; a rejected call surfaces here, outside the timed loop
@@ -186,10 +205,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
                elapsed.count() / static_cast<double>(state.iterations()));
 
   using benchmark::Counter;
-  state.SetBytesProcessed(static_cast<int64_t>(c.bytes * static_cast<double>(state.iterations())));
-  state.counters["roof_pct"] = Counter(100 * c.bytes / roof, Counter::kIsIterationInvariantRate);
-  state.counters["roof_GBps"] = roof / 1e9;
-  state.counters["copy_GBps"] = copy / 1e9;
+  report_bytes(state, c.bytes, threads);
   if (c.flops > 0) {
     state.counters["flops_per_second"] = Counter(c.flops, Counter::kIsIterationInvariantRate);
   }
@@ -200,12 +216,35 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   }
 }
 
+// The body of a plain row: case `c`'s peer at `threads`, on the same buffers as the kernels.
+template <class Call>
+void run_plain(benchmark::State& state, const Case<Call>& c, int threads) {
+  state.SetLabel("plain");  // for report.py: a peer, not a kernel
+  const Call& call = case_slot().get(c);
+  Buffers extra(true);
+  const std::function<void(int)> pass = c.plain(call, extra);
+  scale_roof(c.bytes, threads), copy_roof(c.bytes, threads);  // measured before the timed loop
+  pass(threads);                                              // warm-up
+  for (auto _ : state) pass(threads);
+  report_bytes(state, c.bytes, threads);
+  if (c.plain_error) state.counters["max_error"] = c.plain_error(call);
+}
+
 // Registers one row per (threads, supporting implementation) of case `c`, named
-// "<impl name>/<label>/threads:<n>". The reference runs only cases marked `reference`, and an
+// "<impl name>/<label>/threads:<n>", and its plain peer's rows
+// "<family>/plain/<label>/threads:<n>". The reference runs only cases marked `reference`, and an
 // implementation that ignores `threads` runs only at 1 thread.
 template <class Call>
 void register_case(Case<Call> c) {
   auto shared = std::make_shared<const Case<Call>>(std::move(c));
+  for (int threads : kThreadCounts) {
+    if (!shared->plain) break;
+    const std::string name = std::string(family_name(Call::kFamily)) + "/plain/" + shared->label +
+                             "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(name.c_str(), [shared, threads](benchmark::State& state) {
+      run_plain(state, *shared, threads);
+    })->UseRealTime();
+  }
   Buffers plan(false);
   const Call probe = shared->build(plan);
   const auto& table = implementations<Call>();

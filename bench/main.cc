@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("cpu", posenc::bench::cpu_name());
   benchmark::AddCustomContext("posenc_smoke", posenc::bench::smoke() ? "true" : "false");
   posenc::bench::register_roof_rows();
+  posenc::bench::register_pool_rows();
   posenc::bench::register_families();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

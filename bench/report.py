@@ -3,11 +3,13 @@
 
 usage: report.py build/bench.json > build/bench.md
 
-The roof table; issue 8's targets, each met or missed by how much; then one table per family, one
-row per shape x threads x implementation: time per call, GB/s (bytes read + written), % of the
-scale roof at the same bytes and threads, both roofs there, speedup over the fp64 reference (which
-runs only the smaller cases, at 1 thread) and, at 2 threads, over the same implementation at 1.
-Attention adds GFLOP/s and % of Eigen's GEMM on the same products.
+The roof table; the pool's hand-off latency; issues 8, 9 and 18's targets, each met or missed by
+how much; then one table per family, one row per shape x threads x implementation: time per call,
+GB/s (bytes read + written), % of the scale roof at the same bytes and threads, both roofs there,
+speedup over the fp64 reference (which runs only the smaller cases, at 1 thread), over the plain
+peer (the loop a user would write instead, bench/baselines.h) at the same threads, and, at 2
+threads, over the same implementation at 1. Attention adds GFLOP/s, % of Eigen's GEMM on the same
+products and the speedup over a naive Eigen attention ("× naive", f32, same threads).
 """
 
 import json
@@ -16,6 +18,8 @@ from collections import OrderedDict
 
 UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 NOISE = 0.05  # run-to-run noise of one row: a 2-thread row slower by less is not counted slower
+YARDSTICKS = ("reference", "baseline", "plain", "naive")  # labels of rows that are not kernels
+DISPATCHER = "optimized"  # the implementation users call: the targets against the peers use it
 
 
 def fmt_time(s):
@@ -44,11 +48,13 @@ class Row:
     """One benchmark: 'rope/hwy:AVX2/t=1,h=8,d=64,angles/threads:2/real_time'."""
 
     def __init__(self, b):
-        parts = [p for p in b["run_name"].split("/") if p != "real_time"]
+        parts = [p for p in b["run_name"].split("/")
+                 if p not in ("real_time", "manual_time") and not p.startswith("iterations:")]
         self.family, self.impl, self.shape = parts[0], parts[1], parts[2]
         self.threads = int(parts[3].split(":")[1])
         self.reference = b.get("label") == "reference"
-        self.kernel = b.get("label") not in ("reference", "baseline")
+        self.label = b.get("label")
+        self.kernel = self.label not in YARDSTICKS
         self.error = b.get("error_message") if b.get("error_occurred") else None
         self.seconds = b["real_time"] * UNITS[b["time_unit"]]
         self.b = b
@@ -69,21 +75,36 @@ def roof_table(rows):
     return out
 
 
+def base_shape(shape):
+    """An attention shape without its dtype suffix: the naive peer runs f32 only."""
+    return shape.replace(",bf16", "").replace(",f16", "")
+
+
+def peer_times(rows, label):
+    """(shape, threads) -> seconds of the rows with `label` ("plain", "naive")."""
+    return {(base_shape(r.shape) if label == "naive" else r.shape, r.threads): r.seconds
+            for r in rows if r.label == label and not r.error}
+
+
 def family_table(family, rows):
     attention = family == "attention"
     reference = {r.shape: r.seconds for r in rows if r.reference and not r.error}
     one_thread = {(r.impl, r.shape): r.seconds for r in rows if r.threads == 1 and not r.error}
+    plain, naive = peer_times(rows, "plain"), peer_times(rows, "naive")
     head = ("| shape | threads | implementation | time | GB/s | % roof | roof GB/s scale / copy "
-            "| × reference | × 1 thread |")
+            "| × reference | × plain | × 1 thread |")
     if attention:
-        head += " GFLOP/s | % Eigen GEMM |"
+        head += " GFLOP/s | % Eigen GEMM | × naive |"
     out = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in rows:
         cells = [r.shape, str(r.threads), r.impl]
         if r.error:
             cells += [r.error] + [""] * (head.count("|") - 5)
+        elif r.get("max_error") is not None:
+            cells[2] += f" (max error {fmt(r.get('max_error'))})"
         else:
             ref, single = reference.get(r.shape), one_thread.get((r.impl, r.shape))
+            peer = plain.get((r.shape, r.threads)) if r.label != "plain" else None
             cells += [
                 fmt_time(r.seconds),
                 fmt(r.get("bytes_per_second", 1e9)),
@@ -91,10 +112,13 @@ def family_table(family, rows):
                 f"{fmt(r.get('roof_GBps'))} / {fmt(r.get('copy_GBps'))}"
                 if r.get("roof_GBps") else "—",
                 fmt(ref / r.seconds if ref else None),
+                fmt(peer / r.seconds if peer else None),
                 fmt(single / r.seconds if single and r.threads > 1 else None),
             ]
             if attention:
-                cells += [fmt(r.get("flops_per_second", 1e9)), fmt(r.get("gemm_pct"))]
+                peer = naive.get((base_shape(r.shape), r.threads)) if r.kernel else None
+                cells += [fmt(r.get("flops_per_second", 1e9)), fmt(r.get("gemm_pct")),
+                          fmt(peer / r.seconds if peer else None)]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -156,6 +180,64 @@ def targets(families):
         result = "missed: " + "; ".join(slower[:8]) + (" …" if len(slower) > 8 else "")
     out.append(f"| 2 threads never slower than 1 (by > {NOISE:.0%}) | every kernel and case | 2 | — "
                f"| {len(slower)} of {pairs} slower | 0 | {result} |")
+    out += scaling_target(families) + peer_targets(families)
+    return out
+
+
+def listing(misses, count):
+    if count == 0:
+        return "waits on an optimized kernel"
+    if not misses:
+        return "met"
+    return "missed: " + "; ".join(misses[:8]) + (" …" if len(misses) > 8 else "")
+
+
+def scaling_target(families):
+    """Issue 18: the dispatcher at 2 threads ≥ 1.8× its 1 thread from 4 MiB up, where the scale
+    roof itself scales by ≥ 1.8 at those bytes."""
+    misses, count = [], 0
+    for family, rows in families.items():
+        one = {r.shape: r for r in rows if r.impl == DISPATCHER and r.threads == 1 and not r.error}
+        for r in rows:
+            single = one.get(r.shape)
+            if r.impl != DISPATCHER or r.threads != 2 or r.error or single is None:
+                continue
+            moved = r.get("bytes_per_second") * r.seconds
+            roofs = (single.get("roof_GBps"), r.get("roof_GBps"))
+            if moved < 4 * 2**20 or None in roofs or roofs[1] < 1.8 * roofs[0]:
+                continue
+            count += 1
+            if single.seconds / r.seconds < 1.8:
+                misses.append(f"{family} {r.shape} (×{single.seconds / r.seconds:.2f})")
+    return [f"| 2 threads ≥ 1.8× 1 thread, ≥ 4 MiB where the roof scales ≥ 1.8× | {DISPATCHER}, "
+            f"every such case | 2 | {DISPATCHER} | {len(misses)} of {count} below | 0 "
+            f"| {listing(misses, count)} |"]
+
+
+def peer_targets(families):
+    """Issue 18: the dispatcher against the plain peers (same shape and threads): at least as fast
+    (within NOISE) on rope's decode step and every ALiBi and T5 case; attention ≥ 1.1× naive."""
+    out = []
+
+    def against(name, family, keep, label, goal):
+        rows = families.get(family, [])
+        peers = peer_times(rows, label)
+        misses, count = [], 0
+        for r in rows:
+            key = (base_shape(r.shape) if label == "naive" else r.shape, r.threads)
+            if r.impl != DISPATCHER or r.error or not keep(r.shape) or key not in peers:
+                continue
+            count += 1
+            ratio = peers[key] / r.seconds
+            if ratio < goal * (1 - NOISE):
+                misses.append(f"{r.shape} t{r.threads} (×{ratio:.2f})")
+        out.append(f"| {name} | {DISPATCHER}, every case | 1, 2 | {DISPATCHER} "
+                   f"| {len(misses)} of {count} below | ≥ {goal}× | {listing(misses, count)} |")
+
+    against("rope decode step ≥ plain loop", "rope", lambda s: s.startswith("t=1,"), "plain", 1)
+    against("alibi ≥ plain loop", "alibi", lambda s: True, "plain", 1)
+    against("t5 ≥ plain loop", "t5", lambda s: True, "plain", 1)
+    against("attention ≥ 1.1× naive Eigen", "attention", lambda s: True, "naive", 1.1)
     return out
 
 
@@ -180,12 +262,14 @@ def main(path):
             families.setdefault(r.family, []).append(r)
     if roof:
         lines += ["#### Roof", ""] + roof_table(roof) + [""]
-    lines += ["#### Targets (issues 8 and 9)", ""] + targets(families) + [""]
+    lines += ["#### Targets (issues 8, 9 and 18)", ""] + targets(families) + [""]
     lines += [
         "Per family: time per call; GB/s of the bytes the call must read and write; % of the "
         "scale roof at the same bytes and threads (both roofs shown); speedup over the fp64 "
         "reference, which runs only the smaller cases (≤ 64 MiB moved; attention t=512,h=8,d=64) "
-        "and only at 1 thread; speedup of 2 threads over 1.",
+        "and only at 1 thread; speedup over the plain peer (the loop a user would write instead, "
+        "-O3 -march=native, OpenMP over rows: bench/baselines.h) at the same threads; speedup of "
+        "2 threads over 1; attention also over a naive Eigen attention (f32).",
         "",
     ]
     for family, rows in families.items():

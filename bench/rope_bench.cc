@@ -9,6 +9,18 @@
 namespace posenc::bench {
 namespace {
 
+// A true cos/sin table of `rows` positions (cos² + sin² = 1 to f32 rounding), so repeated in-place
+// rotation keeps q's scale.
+void fill_table(float* cos, float* sin, int64_t rows, int64_t d, double base) {
+  for (int64_t p = 0; p < rows; ++p) {
+    for (int64_t i = 0; i < d / 2; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(base, -2.0 * i / d);
+      cos[p * d / 2 + i] = static_cast<float>(std::cos(angle));
+      sin[p * d / 2 + i] = static_cast<float>(std::sin(angle));
+    }
+  }
+}
+
 Case<RopeCall> rope_case(const TokenShape& s, bool cached, DType dtype = DType::f32) {
   const int64_t t = s.tokens, h = s.heads, d = s.head_dim;
   const int64_t rows = first_position(t) + t;  // the cache covers every position used
@@ -30,17 +42,27 @@ Case<RopeCall> rope_case(const TokenShape& s, bool cached, DType dtype = DType::
             if (cached) {
               call.cos = b.zeros({rows, d / 2});
               call.sin = b.zeros({rows, d / 2});
-              // A true cos/sin table (cos² + sin² = 1 to f32 rounding), so repeated in-place
-              // rotation keeps q's scale.
-              for (int64_t p = 0; b.touching() && p < rows; ++p) {
-                for (int64_t i = 0; i < d / 2; ++i) {
-                  const double angle = static_cast<double>(p) * std::pow(call.base, -2.0 * i / d);
-                  call.cos->as<float>()[p * d / 2 + i] = static_cast<float>(std::cos(angle));
-                  call.sin->as<float>()[p * d / 2 + i] = static_cast<float>(std::sin(angle));
-                }
-              }
+              if (b.touching())
+                fill_table(call.cos->as<float>(), call.sin->as<float>(), rows, d, call.base);
             }
             return call;
+          },
+      // The user's loop reads a precomputed f32 cos/sin table, angles or not.
+      .plain =
+          [=](const RopeCall& call, Buffers& extra) {
+            const float *cos, *sin;
+            if (call.cos) {
+              cos = call.cos->as<float>();
+              sin = call.sin->as<float>();
+            } else {
+              float* c = extra.floats(rows * d / 2);
+              float* s = extra.floats(rows * d / 2);
+              fill_table(c, s, rows, d, call.base);
+              cos = c, sin = s;
+            }
+            return [=, q = call.q.data, pos = call.positions.as<int64_t>()](int threads) {
+              plain_rope(q, plain_element(dtype), t, h, d, pos, cos, sin, threads);
+            };
           },
   };
 }

@@ -28,6 +28,14 @@ Case<T5Call> t5_case(const BiasShape& s, bool bidirectional, DType dtype) {
             call.bias = b.values(dtype, {s.heads, s.tq, s.tk});
             return call;
           },
+      .plain =
+          [=](const T5Call& call, Buffers&) {
+            return [=](int threads) {
+              plain_t5(call.bias.data, plain_element(dtype), call.table.data, kBuckets, s.heads,
+                       bidirectional, call.max_distance, call.q_positions.as<int64_t>(), s.tq,
+                       call.k_positions.as<int64_t>(), s.tk, threads);
+            };
+          },
   };
 }
 

@@ -45,7 +45,8 @@ int resolve_threads(int requested) {
 }
 
 void check_threads(int threads) {
-  require(threads >= 0, "threads", threads, "must be >= 0 (0 picks the default)");
+  // POSENC_REQUIRE: no strings built on a valid call (every kernel call checks this).
+  POSENC_REQUIRE(threads >= 0, "threads", threads, "must be >= 0 (0 picks the default)");
 }
 
 }  // namespace posenc

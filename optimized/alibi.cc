@@ -58,6 +58,7 @@ namespace posenc::optimized::alibi_detail {
 struct Plan {
   const AlibiCall* call = nullptr;
   std::vector<double> slopes;
+  std::vector<bool> slope_is_f32;  // the fp64 slope is exactly an f32: see AlibiRowExactF32
   std::vector<int64_t> q_pos;
   BiasLines lines;
   bool value_lines = false;     // rows are windows of one line of values per head
@@ -67,7 +68,10 @@ struct Plan {
 
   explicit Plan(const AlibiCall& c)
       : call(&c), q_pos(read_positions(c.q_positions)), lines(q_pos, c.k_positions, c.bias) {
-    for (int64_t h = 0; h < c.n_heads; ++h) slopes.push_back(slope(h, c.n_heads, c.max_bias));
+    for (int64_t h = 0; h < c.n_heads; ++h) {
+      slopes.push_back(slope(h, c.n_heads, c.max_bias));
+      slope_is_f32.push_back(static_cast<double>(static_cast<float>(slopes[h])) == slopes[h]);
+    }
     value_lines = lines.worth_values();
     if (value_lines) {
       const int64_t n = c.n_heads * lines.length;
@@ -156,6 +160,27 @@ HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, lowp::Lane<T>* ou
   WriteRow(out, n, stream, vector_at, scalar_at);
 }
 
+// AlibiRow for an f32 bias whose slope is exactly an f32 (a power of two: every head when
+// n_heads ≤ 8) and whose distances are x0, x0 + 1, …: those are integers of magnitude ≤ 2^24,
+// exact in f32, so the f32 product slope·(−|x|) is the exact product rounded once, as the fp64
+// one converted to f32 is (its 48-bit product is exact in fp64): the same bits from f32 lanes,
+// twice as many per vector.
+HWY_INLINE void AlibiRowExactF32(float slope, bool causal, int64_t n, float* out, bool stream,
+                                 double x0) {
+  const auto scalar_at = [&](int64_t j) {
+    return static_cast<float>(value(slope, x0 + static_cast<double>(j), causal));
+  };
+  const hn::ScalableTag<float> df;
+  const auto vslope = hn::Set(df, slope), zero = hn::Zero(df);
+  const auto neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
+  const auto vector_at = [&](auto d, int64_t j) {
+    const auto x = hn::Iota(d, static_cast<float>(x0 + static_cast<double>(j)));
+    auto v = hn::IfThenZeroElse(hn::Eq(x, zero), hn::Mul(vslope, hn::Neg(hn::Abs(x))));
+    return causal ? hn::IfThenElse(hn::Gt(x, zero), neg_inf, v) : v;
+  };
+  WriteRow(out, n, stream, vector_at, scalar_at);
+}
+
 // Items [begin, end): the heads' lines when `lines`, else the bias rows (row = h·tq + i), as
 // windows of the lines or computed directly.
 template <class T>
@@ -167,6 +192,13 @@ void AlibiPartOf(const Plan& plan, bool lines, int64_t begin, int64_t end) {
   if (lines) {  // line_h[x] for distances first, first + 1, …: an iota
     const double first = static_cast<double>(plan.lines.first);
     for (int64_t h = begin; h < end; ++h) {
+      if constexpr (sizeof(T) == 4) {
+        if (plan.slope_is_f32[h]) {
+          AlibiRowExactF32(static_cast<float>(plan.slopes[h]), call.causal, plan.lines.length,
+                           line_values + h * plan.lines.length, /*stream=*/false, first);
+          continue;
+        }
+      }
       AlibiRow<T>(
           plan.slopes[h], call.causal, plan.lines.length, line_values + h * plan.lines.length, 1,
           /*stream=*/false,
@@ -185,6 +217,13 @@ void AlibiPartOf(const Plan& plan, bool lines, int64_t begin, int64_t end) {
     // x = k_pos − q_pos, exact in fp64: positions lie in [0, 2^24].
     if (plan.lines.windows) {  // consecutive keys: x = first + start + j
       const double x0 = static_cast<double>(plan.lines.first + plan.lines.start[i]);
+      if constexpr (sizeof(T) == 4) {
+        if (plan.slope_is_f32[h]) {
+          AlibiRowExactF32(static_cast<float>(plan.slopes[h]), call.causal, tk, out, plan.stream,
+                           x0);
+          continue;
+        }
+      }
       AlibiRow<T>(plan.slopes[h], call.causal, tk, out, 1, plan.stream,
                   [x0](auto d, int64_t at) { return hn::Iota(d, x0 + static_cast<double>(at)); });
     } else {

@@ -77,6 +77,23 @@ TEST(ParallelFor, WorkersTakePartsWhileTheCallerIsBusy) {
   EXPECT_FALSE(timed_out);
 }
 
+TEST(ParallelFor, BackToBackAndIdleCallsWithEveryPartCountCoverEverything) {
+  // Calls come back to back (workers still spinning) and after pauses longer than the spin (they
+  // sleep), with part counts that grow and shrink, so a worker late for one job meets the next:
+  // each item must still run exactly once, and a lost wake-up would hang (the ctest timeout).
+  constexpr int64_t kItems = 97;
+  for (int round = 0; round < 600; ++round) {
+    const int parts = 2 + round % 7;
+    std::vector<std::atomic<int>> hits(kItems);
+    parallel_for(kItems, parts, [&](Range r) {
+      for (int64_t i = r.begin; i < r.end; ++i) ++hits[i];
+    });
+    for (int64_t i = 0; i < kItems; ++i)
+      ASSERT_EQ(hits[i], 1) << "round " << round << " item " << i;
+    if (round % 50 == 49) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 TEST(ParallelFor, EmptyRangeRunsOnePartOfNothing) {
   int calls = 0;
   parallel_for(0, 4, [&](Range r) {
