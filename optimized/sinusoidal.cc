@@ -201,15 +201,22 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
   }
 }
 
-// Rows [begin, end) for out's dtype T. Each row's sin/cos are those of AngleWalker (math-inl.h),
-// computed in the same operations: a fresh SinCos (error below 2⁻⁴⁴) where a chain starts (item a
-// multiple of kAnchorEvery, or a position not the previous one's + 1), else the previous row's
-// rotated by (cos ω, sin ω), the step's own SinCos values (each off by at most 2⁻⁴⁴), in two
-// roundings (2·2⁻⁵³): at most 15 steps add 15·(2·2⁻⁴⁴ + 2⁻⁵²) < 2⁻³⁹, so every double is within
-// 2⁻³⁸·|...| ≤ 2⁻¹⁵ ulp_f32(1) of the exact value, and the single rounding to out's dtype adds ½
-// ulp: 0.50003 ulp_f32 in all, under the bound 1 (and bf16/f16 within ½ ulp of theirs + 2⁻¹⁵
-// ulp_f32). A part that begins inside a chain replays it from the chain's start without writing, so
-// every row's values depend only on the positions and its index: bitwise identical for every thread
+// Chains restart with a fresh SinCos at every row index that is a multiple of this (AngleWalker
+// restarts every 16; a fresh SinCos costs about ten rotation steps, so 64 spends a sixth of it).
+constexpr int64_t kAnchorEvery = 64;
+
+// Rows [begin, end) for out's dtype T. A row's sin/cos (double) is a fresh SinCos of its exact
+// angle (math-inl.h; off by less than 2⁻⁴⁴ plus a few roundings, say 2⁻⁴³·⁹) where a chain starts
+// (row index a multiple of kAnchorEvery, or a position not the previous one's + 1), else the
+// previous row's rotated by (cos ω, sin ω) as AngleWalker::Step does. Error budget, absolute:
+//   a step's values (sin ω, cos ω) are themselves fresh SinCos values, off by ≤ 2⁻⁴³·⁹ each, so a
+//   rotation by them moves the pair by ≤ √2·2⁻⁴³·⁹ < 2⁻⁴³·⁴, and its two roundings add ≤ 2⁻⁵²;
+//   kAnchorEvery − 1 = 63 steps: 63·(2⁻⁴³·⁴ + 2⁻⁵²) < 2⁻³⁷·⁴, plus the anchor's 2⁻⁴³·⁹: < 2⁻³⁷·³.
+// That is < 2⁻¹⁴·³ ulp_f32(1) = 5·10⁻⁵ ulp_f32(1 + |x|) before the single rounding to out's dtype
+// (½ ulp): ≤ 0.50005 ulp_f32 in all for f32 (bound 1; sinusoidal_test checks ≤ 0.5001 at the end
+// of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 5·10⁻⁵ ulp_f32.
+// A part that begins inside a chain replays it from the chain's start without writing, so every
+// row's values depend only on the positions and its index: bitwise identical for every thread
 // count. Chains run column block by column block (kBlock), their rows' stores interleaved.
 template <class T>
 void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
@@ -217,7 +224,6 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const int64_t half = call.out.shape[1] / 2;
   const int64_t count = (half + N - 1) / N * N;  // angles computed: whole vectors
-  constexpr int64_t kAnchorEvery = AngleWalker<decltype(dd)>::kAnchorEvery;
   const bool stream = StreamRows(call.out);
   HWY_ALIGN double s[kBlock], c[kBlock];
   HWY_ALIGN float xf[2 * kBlock];
