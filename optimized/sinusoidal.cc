@@ -203,7 +203,8 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
 }
 
 // Chains restart with a fresh SinCos at every row index that is a multiple of this (AngleWalker
-// restarts every 16; a fresh SinCos costs about ten rotation steps, so 64 spends a sixth of it).
+// restarts every 16; a fresh SinCos costs about ten rotation steps, and 64 pays it a quarter as
+// often).
 constexpr int64_t kAnchorEvery = 64;
 
 // Rows [begin, end) for out's dtype T. A row's sin/cos (double) is a fresh SinCos of its exact
@@ -218,7 +219,7 @@ constexpr int64_t kAnchorEvery = 64;
 // of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 5·10⁻⁵ ulp_f32.
 // A part that begins inside a chain replays it from the chain's start without writing, so every
 // row's values depend only on the positions and its index: bitwise identical for every thread
-// count. Chains run column block by column block (kBlock), their rows' stores interleaved.
+// count. A table's chains run column block by column block (kBlock), an add's whole rows.
 template <class T>
 void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
   const hn::ScalableTag<double> dd;
