@@ -49,10 +49,9 @@ bool StreamRows(const Tensor& out) {
 template <class V, class L>
 HWY_INLINE void StorePairs(V a, V b, L* o, bool stream) {
   using D = hn::DFromV<V>;
-  const D d;
 #if HWY_TARGET == HWY_SCALAR  // one lane: no wider lane to pair into
   (void)stream;
-  hn::StoreInterleaved2(a, b, d, reinterpret_cast<hn::TFromD<D>*>(o));
+  hn::StoreInterleaved2(a, b, D(), reinterpret_cast<hn::TFromD<D>*>(o));
 #else
   using U = hwy::MakeUnsigned<hn::TFromD<D>>;
   const hn::Rebind<U, D> du;
