@@ -1,14 +1,16 @@
 // sinusoidal: out[t, 2i] = x[t, 2i] + sin(p·ω_i), out[t, 2i+1] = x[t, 2i+1] + cos(p·ω_i).
-// Per token: exact angles and double sin/cos for every i (vectorized over i; consecutive positions
-// step by one rotation, see AngleWalker), interleaved into one row of PE in double; then x is added
-// in double and each element rounded once to f32. A bf16 or f16 row is the same double sums
-// rounded once to its dtype: to f32 rounding to odd, then to nearest even (math-inl.h's lowp), with
-// x widened to f32 first (exact); strided rows use the contract's load() and store() instead.
+// Exact angles and double sin/cos for every i (vectorized over i; consecutive positions step by
+// one rotation, as AngleWalker), then x added in double and each element rounded once to out's
+// dtype: f32 by DemoteTo, bf16/f16 from the double's bits (Bits16FromF64; math-inl.h's lowp for
+// zeros, subnormals and non-finite lanes), with x widened to f32 first (exact); strided rows use
+// the contract's load() and store(). Outputs past 16 MiB are written with non-temporal stores.
 #ifndef POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #define POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #include <hwy/aligned_allocator.h>
+#include <hwy/cache_control.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
@@ -26,109 +28,262 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Row t of a contiguous bf16 or f16 (T) out: x (if any) widened into xf, the double sums rounded to
-// f32 to odd into of (both 2·half floats), then each rounded to T.
-template <class T>
-void LowpRow(const SinusoidalCall& call, int64_t t, int64_t half, const double* sin,
-             const double* cos, float* xf, float* of) {
-  const hn::ScalableTag<float> d;
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;  // as many f32 lanes as double lanes
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), H = static_cast<int64_t>(hn::Lanes(dd));
-  const int64_t width = 2 * half;
-  const Tensor& out = call.out;
-  if (call.x) {
-    const T* xr = call.x->as<T>() + call.x->offset(t);
-    int64_t c = 0;
-    for (; c + N <= width; c += N) hn::StoreU(lowp::LoadF32(d, xr + c), d, xf + c);
-    for (; c < width; ++c) xf[c] = static_cast<float>(load(*call.x, call.x->offset(t, c)));
-  }
-  int64_t j = 0;
-  for (; j + H <= half; j += H) {
-    auto s = hn::Load(dd, sin + j), c = hn::Load(dd, cos + j);
-    if (call.x) {
-      hn::Vec<decltype(df)> x_sin, x_cos;
-      hn::LoadInterleaved2(df, xf + 2 * j, x_sin, x_cos);
-      s = hn::Add(hn::PromoteTo(dd, x_sin), s);
-      c = hn::Add(hn::PromoteTo(dd, x_cos), c);
-    }
-    hn::StoreInterleaved2(lowp::DemoteToF32RoundToOdd(df, s), lowp::DemoteToF32RoundToOdd(df, c),
-                          df, of + 2 * j);
-  }
-  for (; j < half; ++j) {  // the same double sums, rounded to odd
-    of[2 * j] = lowp::RoundToOddF32(call.x ? static_cast<double>(xf[2 * j]) + sin[j] : sin[j]);
-    of[2 * j + 1] =
-        lowp::RoundToOddF32(call.x ? static_cast<double>(xf[2 * j + 1]) + cos[j] : cos[j]);
-  }
-  T* o = out.as<T>() + out.offset(t);
-  int64_t c = 0;
-  for (; c + N <= width; c += N) lowp::StoreF32(d, hn::LoadU(d, of + c), o + c);
-  for (; c < width; ++c)
-    reinterpret_cast<uint16_t*>(o)[c] = lowp::RoundF64<T>(static_cast<double>(of[c]));
+// Angles per column block of a table: a chain of up to kAnchorEvery rows runs block by block, its
+// sin/cos state (2·kBlock doubles) staying in L1 instead of a whole row's (32 KiB at width 4096)
+// going through L2. A multiple of kAnglePad, so every block is whole vectors. An add runs whole
+// rows instead: reading x from kAnchorEvery rows at once is more streams than the prefetchers
+// follow (measured: 0.6× at t = 4096, width 4096).
+constexpr int64_t kBlock = 512;
+
+// Whether to write rows with non-temporal stores: x86 AVX2 and up (Stream is a plain store
+// elsewhere), and an output past what a last-level cache could keep (16 MiB, as
+// bias_lines-inl.h's stream_bias): a normal store first reads the line it overwrites.
+bool StreamRows(const Tensor& out) {
+  return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && out.strides[1] == 1 &&
+         out.numel() * static_cast<int64_t>(dtype_size(out.dtype)) > (int64_t{16} << 20);
 }
 
-void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
+// Stores sin lanes a and cos lanes b interleaved, a0 b0 a1 b1 ..., at o (2·Lanes elements, f32
+// lanes): each pair widened into one lane twice as wide (little-endian: a first), then
+// one store, non-temporal when `stream` and o is aligned.
+template <class V, class L>
+HWY_INLINE void StorePairs(V a, V b, L* o, bool stream) {
+  using D = hn::DFromV<V>;
+#if HWY_TARGET == HWY_SCALAR  // one lane: no wider lane to pair into
+  (void)stream;
+  hn::StoreInterleaved2(a, b, D(), reinterpret_cast<hn::TFromD<D>*>(o));
+#else
+  using U = hwy::MakeUnsigned<hn::TFromD<D>>;
+  const hn::Rebind<U, D> du;
+  const hn::Rebind<hwy::MakeWide<U>, D> dw;
+  const hn::Repartition<L, decltype(dw)> dl;
+  constexpr int kBits = 8 * sizeof(U);
+  const auto pairs =
+      hn::BitCast(dl, hn::Or(hn::PromoteTo(dw, hn::BitCast(du, a)),
+                             hn::ShiftLeft<kBits>(hn::PromoteTo(dw, hn::BitCast(du, b)))));
+  const size_t bytes = hn::Lanes(dl) * sizeof(L);
+  if (stream && reinterpret_cast<uintptr_t>(o) % bytes == 0) {
+    hn::Stream(pairs, dl, o);
+  } else {
+    hn::StoreU(pairs, dl, o);
+  }
+#endif
+}
+
+#if HWY_TARGET != HWY_SCALAR  // (SCALAR rounds lane by lane)
+// x rounded once to T (bf16 or f16), to nearest even, from its double bits: the magnitude's
+// dropped mantissa bits (45 for bf16's 7 kept, 42 for f16's 10) rounded into the kept ones (a
+// carry moves into the exponent, up to ∞ just past the largest finite), then the exponent rebiased
+// (1023 to 127 or 15). Exact for lanes whose |x| is normal in T and below 2^(emax + 1); `fast`
+// says which. The 16 bits come back in the low bits of u64 lanes.
+template <class T, class D, class V = hn::VFromD<D>>
+HWY_INLINE hn::VFromD<hn::RebindToUnsigned<D>> Bits16FromF64(D d, V x, hn::Mask<D>& fast) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  constexpr bool kBf16 = std::is_same_v<T, hwy::bfloat16_t>;
+  constexpr int kDrop = kBf16 ? 45 : 42, kMantissa = 52 - kDrop;
+  constexpr uint64_t kRebias = uint64_t{kBf16 ? 1023 - 127 : 1023 - 15} << kMantissa;
+  constexpr uint64_t kLeast = kBf16 ? 0x3810000000000000 : 0x3F10000000000000;  // 2^-126, 2^-14
+  constexpr uint64_t kPast = kBf16 ? 0x47F0000000000000 : 0x40F0000000000000;   // 2^128, 2^16
+  const auto u = hn::BitCast(du, x);
+  const auto a = hn::And(u, hn::Set(du, 0x7FFFFFFFFFFFFFFF));
+  const auto ai = hn::BitCast(di, a);
+  fast = hn::RebindMask(d, hn::And(hn::Gt(ai, hn::Set(di, static_cast<int64_t>(kLeast) - 1)),
+                                   hn::Lt(ai, hn::Set(di, static_cast<int64_t>(kPast)))));
+  const auto odd = hn::And(hn::ShiftRight<kDrop>(a), hn::Set(du, 1));
+  const auto rounded = hn::ShiftRight<kDrop>(
+      hn::Add(a, hn::Add(hn::Set(du, (uint64_t{1} << (kDrop - 1)) - 1), odd)));
+  return hn::Or(hn::Sub(rounded, hn::Set(du, kRebias)), hn::ShiftLeft<15>(hn::ShiftRight<63>(u)));
+}
+
+#endif
+
+// One row's angles [i0, i0 + n) of sin/cos state s, c (double, n a multiple of the lane count)
+// added to x (if any) and rounded once to out's dtype; angles past `half` are padding.
+template <class T>
+HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, int64_t i0,
+                          int64_t n, const double* s, const double* c, float* xf, bool stream) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;  // as many f32 lanes as double lanes
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const Tensor& out = call.out;
-  const int64_t half = out.shape[1] / 2, os = out.strides[1];
-  const int64_t xs = call.x ? call.x->strides[1] : 0;
-  // Highway 1.0.3's scalar DemoteTo(double → float) saturates ±∞ to ±FLT_MAX
-  // (hwy/ops/scalar-inl.h), so x = −∞ would come out finite: the scalar target takes the
-  // static_cast loop below, which rounds the same double sum once and keeps ∞.
-  const bool unit_stride = os == 1 && (!call.x || xs == 1) && HWY_TARGET != HWY_SCALAR;
-  // bf16 and f16 rows: vectorized on every target (their f32 stage rounds to odd, which Highway's
-  // scalar DemoteTo's saturation does not affect: math-inl.h's DemoteToF32 avoids it).
-  const bool lowp_unit_stride = os == 1 && (!call.x || xs == 1);
-  const int64_t width = 2 * half;
-  hwy::AlignedFreeUniquePtr<float[]> lowp_rows;
-  if (out.dtype != DType::f32) lowp_rows = hwy::AllocateAligned<float>(2 * width + 64);
-  // Row by row: the stores stream through memory in address order, which the hardware follows.
-  auto scratch = hwy::AllocateAligned<double>(4 * angles.padded());
-  AngleWalker walker(dd, angles, scratch.get());
-  const auto position = [&](int64_t t) { return call.position(t); };
-  for (int64_t t = begin; t < end; ++t) {
-    walker.At(t, position);
-    const double *sin = walker.sin(), *cos = walker.cos();
-    if (out.dtype != DType::f32 && lowp_unit_stride) {
-      if (out.dtype == DType::bf16) {
-        LowpRow<hwy::bfloat16_t>(call, t, half, sin, cos, lowp_rows.get(), lowp_rows.get() + width);
-      } else {
-        LowpRow<hwy::float16_t>(call, t, half, sin, cos, lowp_rows.get(), lowp_rows.get() + width);
-      }
-      continue;
-    }
-    if (out.dtype != DType::f32) {  // strided: the reference's loop over the same double sums
-      for (int64_t j = 0; j < half; ++j) {
-        const double s = call.x ? load(*call.x, call.x->offset(t, 2 * j)) + sin[j] : sin[j];
-        const double c = call.x ? load(*call.x, call.x->offset(t, 2 * j + 1)) + cos[j] : cos[j];
-        store(out, out.offset(t, 2 * j), s);
-        store(out, out.offset(t, 2 * j + 1), c);
-      }
-      continue;
-    }
+  const int64_t os = out.strides[1], xs = call.x ? call.x->strides[1] : 0;
+  const int64_t stop = std::min(i0 + n, half);  // angles of this block in the row
+  if constexpr (sizeof(T) == 4) {
+    // Highway 1.0.3's scalar DemoteTo(double → float) saturates ±∞ to ±FLT_MAX
+    // (hwy/ops/scalar-inl.h), so x = −∞ would come out finite: the scalar target takes the
+    // RoundToF32 loop below, which rounds the same double sum once and keeps ∞.
+    const bool unit_stride = os == 1 && (!call.x || xs == 1) && HWY_TARGET != HWY_SCALAR;
     float* o = out.as<float>() + out.offset(t);
     const float* x = call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;
-    int64_t j = 0;
+    int64_t j = i0;
     if (unit_stride) {
-      for (; j + N <= half; j += N) {
-        auto s = hn::Load(dd, sin + j), c = hn::Load(dd, cos + j);
+      for (; j + N <= stop; j += N) {
+        auto sv = hn::Load(dd, s + (j - i0)), cv = hn::Load(dd, c + (j - i0));
         if (x) {
           hn::Vec<decltype(df)> x_sin, x_cos;
           hn::LoadInterleaved2(df, x + 2 * j, x_sin, x_cos);
-          s = hn::Add(hn::PromoteTo(dd, x_sin), s);
-          c = hn::Add(hn::PromoteTo(dd, x_cos), c);
+          sv = hn::Add(hn::PromoteTo(dd, x_sin), sv);
+          cv = hn::Add(hn::PromoteTo(dd, x_cos), cv);
         }
-        hn::StoreInterleaved2(DemoteToF32(df, s), DemoteToF32(df, c), df, o + 2 * j);
+        StorePairs(DemoteToF32(df, sv), DemoteToF32(df, cv), o + 2 * j, stream);
       }
     }
-    for (; j < half; ++j) {  // tails and strided rows: the same double add, rounded once
-      const double s = x ? static_cast<double>(x[2 * j * xs]) + sin[j] : sin[j];
-      const double c = x ? static_cast<double>(x[(2 * j + 1) * xs]) + cos[j] : cos[j];
-      o[2 * j * os] = RoundToF32(s);
-      o[(2 * j + 1) * os] = RoundToF32(c);
+    for (; j < stop; ++j) {  // tails and strided rows: the same double add, rounded once
+      const double sj = s[j - i0], cj = c[j - i0];
+      o[2 * j * os] = RoundToF32(x ? static_cast<double>(x[2 * j * xs]) + sj : sj);
+      o[(2 * j + 1) * os] = RoundToF32(x ? static_cast<double>(x[(2 * j + 1) * xs]) + cj : cj);
     }
+  } else {
+    // bf16 and f16: vectorized on every target. x is widened to f32 first (exact) into xf; the
+    // double sum is rounded once to T from its bits (Bits16FromF64), or where that does not apply
+    // (zero, subnormal in T, huge, ∞, NaN; every lane on SCALAR) by math-inl.h's lowp::RoundF64,
+    // as the contract's store() rounds the tails and strided rows: all three round once.
+    int64_t j = i0;
+    if (os == 1 && (!call.x || xs == 1)) {
+      const hn::ScalableTag<float> d;
+      const int64_t F = static_cast<int64_t>(hn::Lanes(d));
+      const int64_t vector_stop = i0 + (stop - i0) / N * N;
+      if (call.x) {
+        const T* xr = call.x->as<T>() + call.x->offset(t);
+        int64_t k = 2 * i0;
+        for (; k + F <= 2 * vector_stop; k += F)
+          hn::Store(lowp::LoadF32(d, xr + k), d, xf + (k - 2 * i0));
+        for (; k < 2 * vector_stop; ++k)
+          xf[k - 2 * i0] = static_cast<float>(load(*call.x, call.x->offset(t, k)));
+      }
+      uint16_t* o = reinterpret_cast<uint16_t*>(out.as<T>() + out.offset(t));
+      for (; j < vector_stop; j += N) {
+        auto sv = hn::Load(dd, s + (j - i0)), cv = hn::Load(dd, c + (j - i0));
+        if (call.x) {
+          hn::Vec<decltype(df)> x_sin, x_cos;
+          hn::LoadInterleaved2(df, xf + 2 * (j - i0), x_sin, x_cos);
+          sv = hn::Add(hn::PromoteTo(dd, x_sin), sv);
+          cv = hn::Add(hn::PromoteTo(dd, x_cos), cv);
+        }
+#if HWY_TARGET == HWY_SCALAR
+        const bool all_fast = false;
+#else
+        hn::Mask<decltype(dd)> fast_s, fast_c;
+        const auto bits_s = Bits16FromF64<T>(dd, sv, fast_s);
+        const auto bits_c = Bits16FromF64<T>(dd, cv, fast_c);
+        const bool all_fast = hn::AllTrue(dd, hn::And(fast_s, fast_c));
+#endif
+        if (HWY_LIKELY(all_fast)) {
+#if HWY_TARGET != HWY_SCALAR
+          const hn::Rebind<uint32_t, decltype(dd)> du32;
+          const hn::Repartition<uint16_t, decltype(du32)> dl;
+          const auto pairs =
+              hn::BitCast(dl, hn::TruncateTo(du32, hn::Or(bits_s, hn::ShiftLeft<16>(bits_c))));
+          if (stream && reinterpret_cast<uintptr_t>(o + 2 * j) % (2 * N * sizeof(uint16_t)) == 0) {
+            hn::Stream(pairs, dl, o + 2 * j);
+          } else {
+            hn::StoreU(pairs, dl, o + 2 * j);
+          }
+#endif
+        } else {  // zero, tiny, huge, ∞ or NaN lanes (and SCALAR): one lane at a time
+          HWY_ALIGN double ws[hn::MaxLanes(dd)], wc[hn::MaxLanes(dd)];
+          hn::Store(sv, dd, ws);
+          hn::Store(cv, dd, wc);
+          for (int64_t lane = 0; lane < N; ++lane) {
+            o[2 * (j + lane)] = lowp::RoundF64<T>(ws[lane]);
+            o[2 * (j + lane) + 1] = lowp::RoundF64<T>(wc[lane]);
+          }
+        }
+      }
+    }
+    for (; j < stop; ++j) {  // tails and strided rows
+      const double sj = s[j - i0], cj = c[j - i0];
+      store(out, out.offset(t, 2 * j), call.x ? load(*call.x, call.x->offset(t, 2 * j)) + sj : sj);
+      store(out, out.offset(t, 2 * j + 1),
+            call.x ? load(*call.x, call.x->offset(t, 2 * j + 1)) + cj : cj);
+    }
+  }
+}
+
+// Chains restart with a fresh SinCos at every row index that is a multiple of this (AngleWalker
+// restarts every 16; a fresh SinCos costs about ten rotation steps, and 64 pays it a quarter as
+// often).
+constexpr int64_t kAnchorEvery = 64;
+
+// Rows [begin, end) for out's dtype T. A row's sin/cos (double) is a fresh SinCos of its exact
+// angle (math-inl.h; off by less than 2⁻⁴⁴ plus a few roundings, say 2⁻⁴³·⁹) where a chain starts
+// (row index a multiple of kAnchorEvery, or a position not the previous one's + 1), else the
+// previous row's rotated by (cos ω, sin ω) as AngleWalker::Step does. Error budget, absolute:
+//   a step's values (sin ω, cos ω) are themselves fresh SinCos values, off by ≤ 2⁻⁴³·⁹ each, so a
+//   rotation by them moves the pair by ≤ √2·2⁻⁴³·⁹ < 2⁻⁴³·⁴, and its two roundings add ≤ 2⁻⁵²;
+//   kAnchorEvery − 1 = 63 steps: 63·(2⁻⁴³·⁴ + 2⁻⁵²) < 2⁻³⁷·⁴, plus the anchor's 2⁻⁴³·⁹: < 2⁻³⁷·³.
+// That is < 2⁻¹⁴·³ ulp_f32(1) = 5·10⁻⁵ ulp_f32(1 + |x|) before the single rounding to out's dtype
+// (½ ulp): ≤ 0.50005 ulp_f32 in all for f32 (bound 1; sinusoidal_test checks ≤ 0.5001 at the end
+// of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 5·10⁻⁵ ulp_f32.
+// A part that begins inside a chain replays it from the chain's start without writing, so every
+// row's values depend only on the positions and its index: bitwise identical for every thread
+// count. A table's chains run column block by column block (kBlock), an add's whole rows.
+template <class T>
+void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
+  const hn::ScalableTag<double> dd;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const int64_t half = call.out.shape[1] / 2;
+  const int64_t count = (half + N - 1) / N * N;  // angles computed: whole vectors
+  const bool stream = StreamRows(call.out);
+  const int64_t block = call.x ? count : std::min(kBlock, count);
+  const auto state = hwy::AllocateAligned<double>(2 * block);
+  const auto xf_storage = hwy::AllocateAligned<float>(call.x ? 2 * block : 1);
+  double *s = state.get(), *c = state.get() + block;
+  float* xf = xf_storage.get();
+  hwy::AlignedFreeUniquePtr<double[]> steps;  // (sin ω, cos ω): position 1, on first use
+  const auto chains = [&](int64_t item) {
+    return item % kAnchorEvery != 0 && call.position(item - 1) == call.position(item) - 1;
+  };
+  for (int64_t t = begin; t < end;) {
+    int64_t first = t;  // the chain's start
+    while (chains(first)) --first;
+    int64_t last = t + 1;  // one past its end, within this part
+    while (last < end && chains(last)) ++last;
+    if (last - first > 1 && !steps) {
+      steps = hwy::AllocateAligned<double>(2 * count);
+      for (int64_t i = 0; i < count; i += N) {
+        hn::Vec<decltype(dd)> ss, sc;
+        AngleSinCos(dd, angles, 1, i, ss, sc);
+        hn::Store(ss, dd, steps.get() + i);
+        hn::Store(sc, dd, steps.get() + count + i);
+      }
+    }
+    const int64_t p = call.position(first);
+    for (int64_t i0 = 0; i0 < count; i0 += block) {
+      const int64_t n = std::min(block, count - i0);
+      for (int64_t i = 0; i < n; i += N) {
+        hn::Vec<decltype(dd)> sv, cv;
+        AngleSinCos(dd, angles, p, i0 + i, sv, cv);
+        hn::Store(sv, dd, s + i);
+        hn::Store(cv, dd, c + i);
+      }
+      for (int64_t item = first; item < last; ++item) {
+        if (item > first) {  // rotate by one step, as AngleWalker::Step
+          for (int64_t i = 0; i < n; i += N) {
+            const auto sv = hn::Load(dd, s + i), cv = hn::Load(dd, c + i);
+            const auto ss = hn::Load(dd, steps.get() + i0 + i);
+            const auto sc = hn::Load(dd, steps.get() + count + i0 + i);
+            hn::Store(hn::MulAdd(sv, sc, hn::Mul(cv, ss)), dd, s + i);
+            hn::Store(hn::MulSub(cv, sc, hn::Mul(sv, ss)), dd, c + i);
+          }
+        }
+        if (item >= t) EmitBlock<T>(call, item, half, i0, n, s, c, xf, stream);
+      }
+    }
+    t = last;
+  }
+  if (stream) hwy::FlushStream();
+}
+
+void SinusoidalRows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
+  switch (call.out.dtype) {
+    case DType::bf16:
+      return Rows<hwy::bfloat16_t>(call, angles, begin, end);
+    case DType::f16:
+      return Rows<hwy::float16_t>(call, angles, begin, end);
+    default:
+      return Rows<float>(call, angles, begin, end);
   }
 }
 
@@ -148,8 +303,10 @@ void run_sinusoidal(const SinusoidalCall& call, SinusoidalRowsFn* rows) {
   call.validate();
   const int64_t tokens = call.out.shape[0], d = call.out.shape[1];
   if (tokens == 0) return;  // nothing to write, and d may be any size: no angle table for it
-  // Measured: about 0.4 ns per element (0.8 when every position needs a fresh sin/cos).
-  const int parts = plan_parts(call.threads, tokens, 0.4 * static_cast<double>(d));
+  // Measured on one thread (AMD EPYC, AVX3): an f32 table about 0.15–0.3 ns per element, an f32
+  // add or a bf16/f16 row 0.3–0.8 (more when every position needs a fresh sin/cos).
+  const double nanos = call.out.dtype == DType::f32 && !call.x ? 0.2 : 0.4;
+  const int parts = plan_parts(call.threads, tokens, nanos * static_cast<double>(d));
   const Angles& angles = sinusoidal_angles(d, call.base);
   parallel_for(tokens, parts, [&](Range r) { rows(call, angles, r.begin, r.end); });
 }

@@ -1,7 +1,9 @@
 // The optimized sinusoidal kernels against a straightforward long-double loop, on every target.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -29,6 +31,7 @@ long double exact_pe(int64_t p, int64_t c, int64_t d, double base) {
 
 struct Problem {
   int64_t tokens, d;
+  double base = 10000.0;
   std::vector<float> x, out;
   std::vector<int64_t> positions;
   // Random positions in [max_position − 1000, max_position], or (consecutive) the run ending at
@@ -48,6 +51,7 @@ struct Problem {
     return {.out = view(out.data(), DType::f32, {tokens, d}),
             .x = view(x.data(), DType::f32, {tokens, d}),
             .positions = view(positions.data(), DType::i64, {tokens}),
+            .base = base,
             .threads = threads};
   }
   // Worst |out − (x + PE)| in ulp_f32(1 + |x|), the family's unit.
@@ -55,7 +59,7 @@ struct Problem {
     double worst = 0;
     for (int64_t t = 0; t < tokens; ++t) {
       for (int64_t c = 0; c < d; ++c) {
-        const long double want = x[t * d + c] + exact_pe(positions[t], c, d, 10000.0);
+        const long double want = x[t * d + c] + exact_pe(positions[t], c, d, base);
         const double err = std::fabs(static_cast<double>(out[t * d + c] - want));
         worst = std::max(worst, err / ulp_f32(1 + std::fabs(x[t * d + c])));
       }
@@ -73,6 +77,49 @@ TEST(OptimizedSinusoidal, EveryTargetIsAccurateUpToPosition2To24) {
       impl.run(p.call());
       EXPECT_LE(p.worst_error(), 0.5001) << impl.name << " d=" << d;
     }
+  }
+}
+
+// Consecutive positions ending at 2²⁴: the rows at the end of each 64-row chain carry 63 rotation
+// steps' drift (sinusoidal.cc's error budget: under 5·10⁻⁵ ulp before the final rounding).
+TEST(OptimizedSinusoidal, EveryTargetIsAccurateAtTheEndOfRotationChains) {
+  for (const auto& impl : sinusoidal()) {
+    double worst = 0;
+    for (int64_t d : {2, 34, 130, 1100}) {
+      Problem p(192, d, kMaxPosition, static_cast<uint64_t>(d), /*consecutive=*/true);
+      impl.run(p.call());
+      worst = std::max(worst, p.worst_error());
+    }
+    std::printf("[ worst    ] %s chains to 2^24: %.6f ulp\n", impl.name.c_str(), worst);
+    EXPECT_LE(worst, 0.5001) << impl.name;
+  }
+}
+
+// The hardest arguments: with base 1 every ω is 1, so the angle is p itself; the p below are
+// numerators of π's continued-fraction convergents and their multiples (p − kπ/2 from 4·10⁻³ down
+// to 4·10⁻⁸: one of sin p, cos p tiny, the other ±1 − tiny) up to 2²⁴, and 2²⁴ − 1, 2²⁴; each is
+// reached both as a fresh anchor (a run starting at p) and after 63 rotation steps (a run ending at
+// p). Base 10⁹ adds ω down to 10⁻⁹·10^(9/d) (tiny angles), base 10⁴ the usual spread.
+TEST(OptimizedSinusoidal, HardestArgumentsNearMultiplesOfHalfPi) {
+  const std::vector<int64_t> hard = {
+      1,      2,      3,      11,      22,      44,      355,      710,      103993,      104348,
+      208341, 312689, 833719, 1146408, 4272943, 5419351, 10838702, 16777215, kMaxPosition};
+  std::vector<int64_t> positions;
+  for (int64_t h : hard) {
+    for (int64_t k = 63; k >= 0; --k)
+      positions.push_back(std::max<int64_t>(h - k, 0));  // ends at h
+    for (int64_t k = 0; k < 64; ++k) positions.push_back(std::min(h + k, kMaxPosition));
+  }
+  const int64_t tokens = static_cast<int64_t>(positions.size());
+  for (const auto& impl : sinusoidal()) {
+    for (double base : {1.0, 1e4, 1e9})
+      for (int64_t d : {2, 64}) {
+        Problem p(tokens, d, kMaxPosition, 7);
+        p.positions = positions;
+        p.base = base;
+        impl.run(p.call());
+        EXPECT_LE(p.worst_error(), 0.5001) << impl.name << " base=" << base << " d=" << d;
+      }
   }
 }
 
