@@ -19,8 +19,8 @@
 #include <optional>
 #include <string>
 
+#include "posenc/properties/validate.h"
 #include "posenc/registry.h"
-#include "properties/validate.h"
 
 namespace posenc::check {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "properties/harness.h"
-#include "properties/property.h"
+#include "posenc/properties/harness.h"
+#include "posenc/properties/property.h"
 
 namespace posenc::harness {
 

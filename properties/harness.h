@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "posenc/properties/arena.h"
+#include "posenc/properties/compare.h"
 #include "posenc/registry.h"
-#include "properties/arena.h"
-#include "properties/compare.h"
 
 namespace posenc::harness {
 

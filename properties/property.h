@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "posenc/kernel.h"
+#include "posenc/properties/compare.h"
 #include "posenc/registry.h"
-#include "properties/compare.h"
 
 namespace posenc::harness {
 

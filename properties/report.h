@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/validate.h"
+#include "posenc/properties/validate.h"
 
 namespace posenc::harness {
 

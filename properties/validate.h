@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "properties/error_by_position.h"
-#include "properties/property.h"
+#include "posenc/properties/error_by_position.h"
+#include "posenc/properties/property.h"
 
 namespace posenc::harness {
 

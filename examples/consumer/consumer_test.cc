@@ -1,10 +1,9 @@
 // A user's GoogleTest suite holding its own kernel to posenc's properties with posenc::check,
 // built against the installed tree (ctest install.consumer).
 #include <gtest/gtest.h>
+#include <posenc/properties/check.h>
 
 #include <cmath>
-
-#include "properties/check.h"
 
 namespace {
 
