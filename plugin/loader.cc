@@ -25,14 +25,15 @@ struct CallOf<std::vector<Impl<Call>>> {
 
 template <class Call>
 void add_kernel(std::vector<Impl<Call>>& to, Source source, const std::shared_ptr<Host>& host,
-                uint32_t flags, uint64_t variants, double bound) {
+                uint32_t flags, uint64_t variants, Bound bound, int64_t max_position) {
   auto shared = std::make_shared<const Source>(std::move(source));
   to.push_back({.name = shared->impl,
                 .variants = variants,
                 .bound = bound,
                 .run = [shared, host](const Call& call) { run_kernel(*shared, *host, call); },
                 .unavailable = nullptr,
-                .threaded = (flags & POSENC_KERNEL_THREADED) != 0});
+                .threaded = (flags & POSENC_KERNEL_THREADED) != 0,
+                .max_position = max_position});
 }
 
 }  // namespace
@@ -78,7 +79,11 @@ void read_kernels(Plugin& plugin, const std::string& bytes, const Options& optio
     const auto family = table.get<uint32_t>();
     const auto flags = table.get<uint32_t>();
     const auto variants = table.get<uint64_t>();
-    const auto bound = table.get<double>();
+    const auto f32 = table.get<double>(), bf16 = table.get<double>(), f16 = table.get<double>();
+    const auto max_position = table.get<int64_t>();
+    // 0 for bf16 or f16: version 1's rule (posenc/plugin.h), an unset Bound field.
+    auto stated = [](double b) { return b > 0 ? std::optional<double>(b) : std::nullopt; };
+    const Bound bound(f32, stated(bf16), stated(f16));
     if (family >= POSENC_FAMILY_COUNT || source.kernel.empty() || source.kernel.size() > kMaxName)
       throw std::runtime_error("kernel #" + std::to_string(i) + " is not what the child checked");
     source.impl = std::string(family_name(static_cast<Family>(family))) + "/" + source.kernel;
@@ -87,7 +92,7 @@ void read_kernels(Plugin& plugin, const std::string& bytes, const Options& optio
           auto add = [&](auto& list) {
             using Call = typename CallOf<std::decay_t<decltype(list)>>::type;
             if (static_cast<uint32_t>(Call::kFamily) == family)
-              add_kernel(list, source, host, flags, variants, bound);
+              add_kernel(list, source, host, flags, variants, bound, max_position);
           };
           (add(lists), ...);
         },

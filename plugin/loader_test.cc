@@ -52,7 +52,7 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_no_symbol", "it does not export posenc_plugin_kernels()");
   expect_load_error("posenc_test_broken_abi",
                     "ABI version mismatch: the library was built against plugin ABI version "
-                    "999, this posenc speaks version 1");
+                    "999, this posenc speaks version 2 (and 1)");
   expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
   expect_load_error("posenc_test_broken_bad_family",
                     "kernel #1 family 42 is not a posenc family (0 to " +
@@ -67,6 +67,44 @@ TEST(Load, SurvivesALibraryThatCrashesOrHangsWhileLoading) {
   expect_load_error("posenc_test_broken_crash", "it crashed while loading");
   expect_load_error("posenc_test_broken_constructor_crash", "it crashed while loading");
   expect_load_error("posenc_test_broken_hang", "it hung while loading: timed out after 2 s");
+}
+
+// Runs `impl` on a one-element sinusoidal call; what it wrote.
+float run_one(const Impl<SinusoidalCall>& impl) {
+  Arena arena;
+  SinusoidalCall call;
+  call.out = arena.alloc(DType::f32, {1, 2});
+  impl.run(call);
+  return call.out.as<float>()[0];
+}
+
+TEST(Load, ReadsAVersion2Envelope) {
+  const Plugin plugin = load(library("posenc_test_envelope"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].bound.of(DType::f32), 3);
+  EXPECT_EQ(kernels[0].bound.of(DType::bf16), 2);
+  EXPECT_EQ(kernels[0].bound.of(DType::f16), 5);
+  EXPECT_EQ(kernels[0].max_position, 4096);
+  // Unset low-precision bounds: version 1's rule, here bit-exact as the f32 bound is 0.
+  EXPECT_EQ(kernels[1].bound.of(DType::bf16), 0);
+  EXPECT_EQ(kernels[1].max_position, 0);
+  EXPECT_EQ(run_one(kernels[1]), 2.0f);
+}
+
+TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {
+  const Plugin plugin = load(library("posenc_test_envelope_v1"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].name, "sinusoidal/first");
+  EXPECT_EQ(kernels[1].name, "sinusoidal/second");
+  EXPECT_EQ(kernels[0].bound.of(DType::f32), 3);
+  EXPECT_EQ(kernels[0].bound.of(DType::bf16), kLowPrecisionBound);  // version 1's rule
+  EXPECT_EQ(kernels[0].bound.of(DType::f16), kLowPrecisionBound);
+  EXPECT_EQ(kernels[0].max_position, 0);
+  // Each entry runs its own function: the shorter version-1 entries are indexed as such.
+  EXPECT_EQ(run_one(kernels[0]), 1.0f);
+  EXPECT_EQ(run_one(kernels[1]), 2.0f);
 }
 
 // The faulty plugin's kernels, run on a small valid sinusoidal call.

@@ -17,6 +17,26 @@ namespace posenc::plugin {
 
 namespace {
 
+// A version-1 table's entry: version 2's without its trailing accuracy-envelope fields.
+struct posenc_kernel_v1 {
+  const char* name;
+  uint32_t family;
+  uint32_t flags;
+  uint64_t variants;
+  double bound;
+  decltype(posenc_kernel::run) run;
+};
+
+// Entry i of `table`, as version 2 reads it (a version-1 entry gets zero envelope fields, which
+// mean what version 1 meant).
+posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
+  if (table.abi_version == POSENC_PLUGIN_ABI_VERSION) return table.kernels[i];
+  const auto& old = reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
+  posenc_kernel k{};
+  k.name = old.name, k.family = old.family, k.flags = old.flags, k.variants = old.variants;
+  k.bound = old.bound, k.run = old.run;
+  return k;
+}
 
 // Runs kernel k on the argument struct of its family at `args`.
 int invoke(const posenc_kernel& k, const void* args, posenc_error* e) {
@@ -50,11 +70,11 @@ const posenc_plugin& open_table(const std::string& path) {
                     "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
   const posenc_plugin* table = table_fn();
   if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
-  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION)
+  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 1)
     throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
                     std::to_string(table->abi_version) + ", this posenc speaks version " +
                     std::to_string(POSENC_PLUGIN_ABI_VERSION) +
-                    "; rebuild it against this posenc's posenc/plugin.h");
+                    " (and 1); rebuild it against this posenc's posenc/plugin.h");
   if (table->count > kMaxKernels)
     throw LoadError("the table claims " + std::to_string(table->count) + " kernels (at most " +
                     std::to_string(kMaxKernels) + ")");
@@ -80,8 +100,12 @@ std::string entry_problem(const posenc_kernel& k) {
     return "family " + std::to_string(k.family) + " is not a posenc family (0 to " +
            std::to_string(POSENC_FAMILY_COUNT - 1) + ")";
   if (!has_function(k)) return "has no function for its family";
-  if (!std::isfinite(k.bound) || k.bound < 0)
-    return "bound " + std::to_string(k.bound) + " must be finite and >= 0";
+  for (auto [field, bound] : {std::pair{"bound", k.bound}, std::pair{"bound_bf16", k.bound_bf16},
+                              std::pair{"bound_f16", k.bound_f16}})
+    if (!std::isfinite(bound) || bound < 0)
+      return std::string(field) + " " + std::to_string(bound) + " must be finite and >= 0";
+  if (k.max_position < 0)
+    return "max_position " + std::to_string(k.max_position) + " must be >= 0 (0: no claim)";
   return "";
 }
 
@@ -93,13 +117,14 @@ std::string read_table(const std::string& path) {
   out.put(table.count);
   std::set<std::pair<uint32_t, std::string>> names;
   for (uint32_t i = 0; i < table.count; ++i) {
-    const posenc_kernel& k = table.kernels[i];
+    const posenc_kernel k = entry(table, i);
     const std::string problem = entry_problem(k);
     if (!problem.empty()) throw LoadError("kernel #" + std::to_string(i) + " " + problem);
     if (!names.emplace(k.family, kernel_name(k)).second)
       throw LoadError("two " + std::string(family_name(static_cast<Family>(k.family))) +
                       " kernels are named '" + kernel_name(k) + "'");
     out.put(kernel_name(k)).put(k.family).put(k.flags).put(k.variants).put(k.bound);
+    out.put(k.bound_bf16).put(k.bound_f16).put(k.max_position);
   }
   return out.take();
 }
@@ -133,11 +158,11 @@ std::string serve(Served& served, std::string_view bytes) {
   }
   const CallRequest request = CallRequest::decode(bytes);
   const posenc_plugin& table = *served.table;
-  if (request.index >= table.count || kernel_name(table.kernels[request.index]) != request.kernel)
+  if (request.index >= table.count || kernel_name(entry(table, request.index)) != request.kernel)
     throw LoadError("the library's table changed since it was loaded");
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
   posenc_error error{};
-  const int code = invoke(table.kernels[request.index], served.base + request.args, &error);
+  const int code = invoke(entry(table, request.index), served.base + request.args, &error);
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);
   auto text = [](const char* field, size_t n) {
     return std::string_view(field, strnlen(field, n));

@@ -7,7 +7,7 @@
 
 namespace posenc::harness {
 
-Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, double bound) {
+Comparison compare(const AbsoluteCall& expected, const AbsoluteCall& got, const Bound& bound) {
   // Unit: ulp of the sum in out's dtype (absolute.h, kernel.h).
   return harness::compare(
       "out", expected.out, got.out, dtype_bound(got.out.dtype, bound), [&](const int64_t* ix) {

@@ -11,7 +11,7 @@
 
 namespace posenc::harness {
 
-Comparison compare(const AlibiCall& expected, const AlibiCall& got, double bound) {
+Comparison compare(const AlibiCall& expected, const AlibiCall& got, const Bound& bound) {
   // Unit: ulp of the reference element in bias's dtype; −∞ must match exactly (compare() does),
   // see alibi.h and kernel.h.
   const Tensor& bias = expected.bias;

@@ -59,7 +59,7 @@ Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& 
 
 }  // namespace
 
-Comparison compare(const AttentionCall& expected, const AttentionCall& got, double bound) {
+Comparison compare(const AttentionCall& expected, const AttentionCall& got, const Bound& bound) {
   // An implementation's bound, stated in f32 units, as it applies to out's dtype (kernel.h).
   return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound));
 }

@@ -27,10 +27,11 @@ template <class Call>
 Result run(std::function<void(const Call&)> kernel, const Options& options) {
   const Impl<Call> impl{.name = std::string(family_name(Call::kFamily)) + "/" + options.name,
                         .variants = options.variants,
-                        .bound = options.bound,
+                        .bound = Bound(options.bound, options.bound_bf16, options.bound_f16),
                         .run = std::move(kernel),
                         .unavailable = nullptr,
-                        .threaded = options.threaded};
+                        .threaded = options.threaded,
+                        .max_position = options.max_position};
   harness::ValidateOptions validate;
   validate.run = options.run;
   validate.run.reproduce = options.reproduce;

@@ -29,8 +29,11 @@ struct Options {
   // The variant bits the kernel handles (posenc/kernel.h and the family's header); it is called
   // only with problems that need no others, except in bad-input checks. Default: all of them.
   uint64_t variants = kAllVariants;
-  double bound = 1;       // stated accuracy, in the family's tolerance unit (its header says which)
-  bool threaded = false;  // honours Call::threads: then the threads property applies
+  double bound = 1;  // stated accuracy, in the family's tolerance unit (its header says which)
+  // The same for bf16 and f16 outputs, in units of that dtype; unset: 1 when `bound` > 0, else 0.
+  std::optional<double> bound_bf16, bound_f16;
+  int64_t max_position = 0;  // the largest position it claims to support; 0 for no claim
+  bool threaded = false;     // honours Call::threads: then the threads property applies
   // Cases per property, seed, profile: the CI defaults, or POSENC_PROFILE / RC_PARAMS.
   harness::RunOptions run = harness::RunOptions::from_environment();
   std::string property;   // only this property ("pair_norm" or "rope.pair_norm"); all by default

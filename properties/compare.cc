@@ -66,8 +66,13 @@ double dtype_bound(DType dtype, double bound) {
   return low_precision && bound > 0 ? kLowPrecisionBound : bound;
 }
 
+void merge_peers(PeerExcess& into, const PeerExcess& other) {
+  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], other[i]);
+}
+
 void Comparison::merge(const Comparison& other) {
   checked += other.checked;
+  merge_peers(peers, other.peers);
   const bool take = (ok && !other.ok) || (ok == other.ok && other.worst > worst);
   if (take) {
     worst = other.worst;
@@ -127,6 +132,14 @@ Comparison compare(const std::string& name, const Tensor& expected, const Tensor
       allowed = bound == 0 ? 0 : bound * u;
       units = error == 0 ? 0 : error / u;
       pass = bound == 0 ? same_bits(e, g) : error <= allowed;
+    }
+    for (size_t p = 0; p < kPeerTolerances.size(); ++p) {
+      const PeerTolerance& t = kPeerTolerances[p];
+      if (got.dtype != t.dtype) continue;
+      const double err = std::isfinite(error) ? error : (same_bits(e, g) || e == g ? 0 : INFINITY);
+      const double peer_allowed = t.atol + t.rtol * std::fabs(e);
+      const double excess = err == 0 ? 0 : peer_allowed > 0 ? err / peer_allowed : INFINITY;
+      c.peers[p] = std::max(c.peers[p], excess);
     }
     // Keep the first failure over any pass, then the largest error.
     if ((!pass && c.ok) || (pass == c.ok && units > c.worst) || c.where.empty()) {

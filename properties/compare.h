@@ -3,10 +3,12 @@
 // NaN must meet NaN, ±∞ must meet the same ∞, and bound 0 means bit-for-bit equal.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "posenc/kernel.h"
 #include "posenc/tensor.h"
 
 namespace posenc::harness {
@@ -26,6 +28,30 @@ double ulp_of(DType dtype, double x);
 // The bound an implementation states in f32 units, as it applies to an output of `dtype`: for bf16
 // and f16 every nonzero bound is kLowPrecisionBound units of the output dtype (posenc/kernel.h).
 double dtype_bound(DType dtype, double bound);
+// The same from an implementation's per-dtype bounds (posenc::Bound): its own for bf16 and f16
+// when it states them.
+inline double dtype_bound(DType dtype, const Bound& bound) { return bound.of(dtype); }
+
+// The tolerances peers test their kernels with, |got − expected| ≤ atol + rtol·|expected| on the
+// outputs of one dtype: vLLM's bf16 rotary tests, FlashInfer's fp16 ones, XNNPACK's relative
+// f32 and f16 checks. The report says whether a kernel would pass them, beside posenc's verdict.
+struct PeerTolerance {
+  const char* peer;
+  DType dtype;
+  double atol, rtol;
+};
+inline constexpr std::array<PeerTolerance, 4> kPeerTolerances = {{
+    {"vLLM", DType::bf16, 1e-3, 1.6e-2},
+    {"FlashInfer", DType::f16, 1e-3, 1e-3},
+    {"XNNPACK", DType::f32, 0, 1e-4},
+    {"XNNPACK", DType::f16, 0, 1e-2},
+}};
+// Per peer tolerance, the largest error as a multiple of what it allows (≤ 1 passes; ∞ for a
+// mismatched NaN or infinity, or any error where it allows none), or -1 when no output of its
+// dtype was compared.
+using PeerExcess = std::array<double, kPeerTolerances.size()>;
+inline constexpr PeerExcess kNoPeerExcess = {-1, -1, -1, -1};
+void merge_peers(PeerExcess& into, const PeerExcess& other);
 
 struct Comparison {
   bool ok = true;
@@ -34,6 +60,7 @@ struct Comparison {
   double bound = 0;
   std::string where;  // "out[3, 1, 7]" of the worst element
   double expected = 0, got = 0, error = 0, allowed = 0;
+  PeerExcess peers = kNoPeerExcess;  // element comparisons only, not derived scalars
 
   // Folds another output's comparison into this one.
   void merge(const Comparison& other);

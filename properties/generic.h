@@ -179,7 +179,7 @@ std::optional<std::string> run_guarded(const Impl<Call>& impl, const Problems<Ca
 // inputs for its tolerance unit (a family whose calls may run in place).
 template <class Call, class Spec>
 Comparison compare_runs(const Problems<Call, Spec>& p, const Spec& spec, const Call& expected,
-                        const Call& got, double bound) {
+                        const Call& got, const Bound& bound) {
   if constexpr (requires { compare(expected, expected, got, bound); }) {
     Arena arena;
     return compare(p.build(spec, arena), expected, got, bound);

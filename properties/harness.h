@@ -51,10 +51,10 @@ std::vector<Tensor> outputs(const Call& call) {
 //     double bound), with `input` a fresh, never-run build of the same problem (declared below);
 //   std::vector<Problem<Call>> smoke_problems();
 #define POSENC_FAMILY(name, Call, NAME) \
-  Comparison compare(const Call& expected, const Call& got, double bound);
+  Comparison compare(const Call& expected, const Call& got, const Bound& bound);
 #include "posenc/families.inc"
 Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
-                   double bound);
+                   const Bound& bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
 
@@ -109,7 +109,7 @@ struct Outcome {
 // The family's compare(), handed a pristine build of the problem when it takes one.
 template <class Call>
 Comparison compare_outputs(const Problem<Call>& problem, const Call& expected, const Call& got,
-                           double bound) {
+                           const Bound& bound) {
   if constexpr (requires { compare(expected, expected, got, bound); }) {
     Arena arena;
     return compare(problem.build(arena), expected, got, bound);

@@ -23,9 +23,10 @@ namespace posenc::harness {
 // What one implementation did on one generated case.
 struct Verdict {
   bool ok = true;
-  double worst = 0;    // largest error, in the property's tolerance units
-  double bound = 0;    // what the property allows, same units
-  std::string detail;  // when failed: where, expected, got, error and bound
+  double worst = 0;                  // largest error, in the property's tolerance units
+  double bound = 0;                  // what the property allows, same units
+  std::string detail;                // when failed: where, expected, got, error and bound
+  PeerExcess peers = kNoPeerExcess;  // against the peers' tolerances (compare.h)
 
   static Verdict pass() { return {}; }
   static Verdict fail(std::string detail) { return {false, 0, 0, std::move(detail)}; }
@@ -169,8 +170,9 @@ struct PropertyResult {
   std::string property, statement, impl;
   Status status = Status::passed;
   int64_t cases = 0;
-  double worst = 0, bound = 0;  // tolerance units
-  std::string failure;          // why: the minimal counterexample and the failed check
+  double worst = 0, bound = 0;       // tolerance units
+  PeerExcess peers = kNoPeerExcess;  // the worst over its cases against the peers' tolerances
+  std::string failure;               // why: the minimal counterexample and the failed check
   std::string reproduce;  // replays the failure: RC_PARAMS="reproduce=…" or --reproduce '…'
   std::string note;       // why skipped
   std::string cut;        // what the time budget cut short, if anything

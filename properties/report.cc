@@ -154,8 +154,9 @@ std::string json_report(const std::vector<ImplReport>& reports, const RunInfo& i
     s += "],\n     \"error_by_position\": [";
     for (size_t k = 0; k < r.bands.size(); ++k) {
       const PositionBand& b = r.bands[k];
-      s += fmt::format("{}{{\"lo\": {}, \"hi\": {}, \"worst\": {}, \"ok\": {}", k ? ", " : "", b.lo,
-                       b.hi, json_number(b.worst), b.ok ? "true" : "false");
+      s += fmt::format("{}{{\"dtype\": {}, \"lo\": {}, \"hi\": {}, \"worst\": {}, \"ok\": {}",
+                       k ? ", " : "", json_string(dtype_name(b.dtype)), b.lo, b.hi,
+                       json_number(b.worst), b.ok ? "true" : "false");
       s += b.ok ? "}" : ", \"failure\": " + json_string(b.failure) + "}";
     }
     s += "]}";
@@ -212,10 +213,17 @@ std::string junit_report(const std::vector<ImplReport>& reports, const RunInfo& 
 
 namespace {
 
-// Worst error against position for one implementation: x is log2 of the band's upper end, y the
-// band's worst error on a log scale, with the bound as a dashed line. Bands whose worst is 0 sit
-// on the floor; failed bands are red.
-std::string svg_chart(const ImplReport& r) {
+// Worst error against position for one implementation's outputs of one dtype: x is log2 of the
+// band's upper end, y the band's worst error on a log scale, with the bound as a dashed line. Bands
+// whose worst is 0 sit on the floor; failed bands are red.
+std::string svg_chart(const ImplReport& report, DType dtype) {
+  struct {
+    std::string impl;
+    double bound;
+    std::vector<PositionBand> bands;
+  } r{report.impl + " " + dtype_name(dtype), report.bounds.of(dtype), {}};
+  for (const auto& b : report.bands)
+    if (b.dtype == dtype) r.bands.push_back(b);
   constexpr double kWidth = 640, kHeight = 260, kLeft = 64, kRight = 16, kTop = 24, kBottom = 40;
   std::vector<double> positive;
   for (const auto& b : r.bands)
@@ -305,14 +313,12 @@ std::string html_report(const std::vector<ImplReport>& reports, const RunInfo& i
        "<th>failed</th><th>skipped</th><th>cases</th><th>worst / bound (property)</th>"
        "<th>verdict</th></tr>\n";
   for (const ImplReport& r : reports) {
-    const PropertyResult* t = r.tightest();
     const std::string verdict = r.verdict();
     s += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"{}\">{}</td></tr>\n",
         xml_escape(r.family), xml_escape(r.impl), r.count(Status::passed), r.count(Status::failed),
-        r.count(Status::skipped), r.cases(),
-        t ? xml_escape(fmt::format("{:.3g} / {:.3g} ({})", t->worst, t->bound, t->property)) : "-",
+        r.count(Status::skipped), r.cases(), xml_escape(headline_cell(r)),
         xml_escape(verdict.substr(0, 4)), xml_escape(verdict));
   }
   s += "</table>\n<h2>Worst error against position</h2>\n";
@@ -320,11 +326,14 @@ std::string html_report(const std::vector<ImplReport>& reports, const RunInfo& i
   for (const ImplReport& r : reports) {
     if (r.bands.empty()) continue;
     any_chart = true;
-    s += "<figure>\n" + svg_chart(r) + "</figure>\n";
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16})
+      if (std::any_of(r.bands.begin(), r.bands.end(),
+                      [&](const PositionBand& b) { return b.dtype == dtype; }))
+        s += "<figure>\n" + svg_chart(r, dtype) + "</figure>\n";
   }
   if (!any_chart)
-    s += "<p>No implementation here has a position axis that the chart measures (sinusoidal and "
-         "rope do).</p>\n";
+    s += "<p>No implementation here has a position axis that the chart measures (sinusoidal, "
+         "rope, ALiBi and T5 do).</p>\n";
   s += "<h2>Failures</h2>\n";
   bool any_failure = false;
   for (const ImplReport& r : reports)

@@ -28,7 +28,7 @@ Tensor dims(Tensor t, int64_t from, int64_t count) {
 }  // namespace rope
 
 Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
-                   double bound) {
+                   const Bound& bound) {
   // Unit: ulp(f·‖(a, b)‖) in the dtype of the output under test, per rotated element, (a, b) its
   // pair in `input` (in-place calls have overwritten theirs in `expected`), f the attention factor,
   // or with a cache the norm of the (cos, sin) it holds; see rope.h. A bf16 or f16 output is held

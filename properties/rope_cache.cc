@@ -10,16 +10,16 @@
 
 namespace posenc::harness {
 
-Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, double bound) {
+Comparison compare(const RopeCacheCall& expected, const RopeCacheCall& got, const Bound& bound) {
   // Unit: ulp(a) in the table's dtype, a the attention factor, see rope_cache.h; a bf16 table is
   // held to the contract's bound for its dtype (dtype_bound).
   const double a =
       reference::frequencies(expected.rotary_dim, expected.base, expected.scaling).attention_factor;
   const DType dtype = got.cos.dtype;
   auto unit = [a, dtype](const int64_t*) { return ulp_of(dtype, a); };
-  bound = dtype_bound(dtype, bound);
-  Comparison c = harness::compare("cos", expected.cos, got.cos, bound, unit);
-  c.merge(harness::compare("sin", expected.sin, got.sin, bound, unit));
+  const double b = dtype_bound(dtype, bound);
+  Comparison c = harness::compare("cos", expected.cos, got.cos, b, unit);
+  c.merge(harness::compare("sin", expected.sin, got.sin, b, unit));
   return c;
 }
 

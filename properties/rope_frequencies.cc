@@ -142,7 +142,7 @@ rc::Gen<RopeScaling> any_scaling(int64_t d) {
 }  // namespace gen
 
 Comparison compare(const RopeFrequenciesCall& expected, const RopeFrequenciesCall& got,
-                   double bound) {
+                   const Bound& bound) {
   // Unit: ulp_f64(ref), see rope_frequencies.h.
   auto unit_of = [](const Tensor& ref) {
     return [&ref](const int64_t* ix) { return ulp_f64(load(ref, ref.offset(ix[0]))); };

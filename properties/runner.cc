@@ -17,7 +17,7 @@ namespace posenc::harness {
 namespace rcd = rc::detail;
 
 Verdict Verdict::of(const Comparison& c, const std::string& what) {
-  Verdict v{c.ok, c.worst, c.bound, ""};
+  Verdict v{c.ok, c.worst, c.bound, "", c.peers};
   if (!c.ok) v.detail = (what.empty() ? "" : what + ": ") + c.describe();
   return v;
 }
@@ -98,6 +98,7 @@ std::string strip_quotes(std::string tag) {
 struct Tally {
   int64_t cases = 0;
   double worst = 0, bound = 0;
+  PeerExcess peers = kNoPeerExcess;
 };
 
 // One RapidCheck run over the implementations in `active`.
@@ -141,6 +142,7 @@ class Listener : public rcd::TestListener {
       ++t.cases;
       t.worst = std::max(t.worst, verdicts[i]->worst);
       t.bound = std::max(t.bound, verdicts[i]->bound);
+      merge_peers(t.peers, verdicts[i]->peers);
     }
     if (d.result.type == rcd::CaseResult::Type::Failure) {
       if (pass_.first_failure.empty()) pass_.first_failure = verdicts;
@@ -213,6 +215,7 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
       ++pass.tallies[i].cases;
       pass.tallies[i].worst = verdicts[i]->worst;
       pass.tallies[i].bound = verdicts[i]->bound;
+      pass.tallies[i].peers = verdicts[i]->peers;
     }
   }
   if (result.is<rcd::FailureResult>()) {
@@ -343,6 +346,7 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     r.cases = pass.tallies[k].cases;
     r.worst = pass.tallies[k].worst;
     r.bound = pass.tallies[k].bound;
+    r.peers = pass.tallies[k].peers;
   };
   auto fail = [&](PropertyResult& r, const Pass& pass, size_t k) {
     fill(r, pass, k);

@@ -8,7 +8,7 @@
 
 namespace posenc::harness {
 
-Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, double bound) {
+Comparison compare(const SinusoidalCall& expected, const SinusoidalCall& got, const Bound& bound) {
   // Unit: ulp(1 + |x|) in out's dtype, see sinusoidal.h and kernel.h.
   return harness::compare(
       "out", expected.out, got.out, dtype_bound(got.out.dtype, bound), [&](const int64_t* ix) {

@@ -9,7 +9,7 @@
 
 namespace posenc::harness {
 
-Comparison compare(const T5Call& expected, const T5Call& got, double /*bound*/) {
+Comparison compare(const T5Call& expected, const T5Call& got, const Bound& /*bound*/) {
   // A lookup is exact: bit-for-bit whatever bound an implementation states (see t5.h). The unit
   // only sizes the error in the report.
   const Tensor& bias = expected.bias;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 namespace posenc::harness {
 
@@ -26,7 +28,35 @@ const PropertyResult* ImplReport::tightest() const {
   return best;
 }
 
+const PropertyResult* ImplReport::headline() const {
+  for (const auto& r : results)
+    if (r.property.ends_with(".differential") && r.status != PropertyResult::Status::skipped)
+      return &r;
+  if (const PropertyResult* t = tightest()) return t;
+  for (const auto& r : results)
+    if (r.failed()) return &r;
+  return nullptr;
+}
+
+std::string ImplReport::meaningless_bound() const {
+  // One unit is at least 2^-(p-1) of the magnitude it measures (p significant bits), so a bound of
+  // 2^(p-1) units allows an error as large as the output itself at the bottom of every binade.
+  // rope_frequencies' outputs are f64, whatever the activations' dtype bits say.
+  if (family == "rope_frequencies") return "";
+  std::string s;
+  for (auto [bit, dtype, bits] :
+       {std::tuple{variant::f32, DType::f32, 24}, std::tuple{variant::bf16, DType::bf16, 8},
+        std::tuple{variant::f16, DType::f16, 11}}) {
+    const double b = bounds.of(dtype), admits_all = std::ldexp(1.0, bits - 1);
+    if ((variants & bit) && b >= admits_all)
+      s += fmt::format("{}{} bound {:g} >= 2^{} units, the outputs' own magnitude",
+                       s.empty() ? "" : "; ", dtype_name(dtype), b, bits - 1);
+  }
+  return s;
+}
+
 std::string ImplReport::verdict() const {
+  if (!meaningless_bound().empty()) return "FAIL: meaningless bound (" + meaningless_bound() + ")";
   if (failed()) return "FAIL";
   if (count(PropertyResult::Status::passed) > 0) return "pass";
   if (!results.empty()) return "skipped: " + results.front().note;
@@ -63,6 +93,91 @@ std::string cut_summary(const std::vector<ImplReport>& reports) {
   return fmt::format("{} property runs stopped early, {} not run", stopped, not_run);
 }
 
+namespace {
+
+// A crashed or hung kernel's row says so instead of an error it never produced.
+std::string failure_kind(const PropertyResult& r) {
+  if (!r.failed()) return "";
+  if (r.failure.find(" crashed: ") != std::string::npos) return "crashed";
+  if (r.failure.find(" hung: ") != std::string::npos) return "hung";
+  return "";
+}
+
+}  // namespace
+
+std::string headline_cell(const ImplReport& r) {
+  const PropertyResult* h = r.headline();
+  if (!h) return "-";
+  const std::string name = h->property.substr(h->property.find('.') + 1);
+  if (const std::string kind = failure_kind(*h); !kind.empty())
+    return fmt::format("{} ({})", kind, name);
+  return fmt::format("{:.3g} / {:.3g} ({})", h->worst, h->bound, name);
+}
+
+std::string format_bands(const ImplReport& report) {
+  if (report.bands.empty()) return "";
+  const std::vector<Envelope> env = envelopes(report.bands, report.bounds);
+  std::string s = "  worst error by position band [2^k, 2^(k+1)), in units of each dtype:\n";
+  s += fmt::format("    {:<22}", "positions");
+  for (const Envelope& e : env) s += fmt::format(" {:>10}", dtype_name(e.dtype));
+  s += "\n";
+  std::vector<int64_t> his;
+  for (const PositionBand& b : report.bands)
+    if (std::find(his.begin(), his.end(), b.hi) == his.end()) his.push_back(b.hi);
+  for (int64_t hi : his) {
+    std::string row;
+    int64_t lo = 0;
+    for (const Envelope& e : env) {
+      std::string cell = "-";
+      for (const PositionBand& b : report.bands)
+        if (b.dtype == e.dtype && b.hi == hi) {
+          lo = b.lo;
+          cell =
+              b.ok ? fmt::format("{:.3g}", b.worst)
+                   : (b.failure.starts_with("threw: ") ? "threw" : fmt::format("{:.3g}*", b.worst));
+        }
+      row += fmt::format(" {:>10}", cell);
+    }
+    s += fmt::format("    {:<22}{}\n", fmt::format("[{}, {}]", lo, hi), row);
+  }
+  if (std::any_of(report.bands.begin(), report.bands.end(),
+                  [](const PositionBand& b) { return !b.ok; }))
+    s += "    (* above the stated bound)\n";
+  for (const Envelope& e : env) {
+    s += fmt::format("  {}: {}", dtype_name(e.dtype), describe(e));
+    if (report.max_position > 0)
+      s += e.meets_up_to >= report.max_position
+               ? fmt::format("; holds up to its claimed max_position {}", report.max_position)
+               : fmt::format("; does NOT hold up to its claimed max_position {}",
+                             report.max_position);
+    s += "\n";
+  }
+  return s;
+}
+
+std::string format_peers(const ImplReport& report) {
+  const PropertyResult* d = nullptr;
+  for (const auto& r : report.results)
+    if (r.property.ends_with(".differential") && r.status != PropertyResult::Status::skipped)
+      d = &r;
+  if (!d) return "";
+  std::string s;
+  for (size_t p = 0; p < kPeerTolerances.size(); ++p) {
+    const PeerTolerance& t = kPeerTolerances[p];
+    const double x = d->peers[p];
+    if (x < 0) continue;  // no output of its dtype compared
+    const std::string tolerance = t.atol > 0 ? fmt::format("atol {:g} rtol {:g}", t.atol, t.rtol)
+                                             : fmt::format("relative {:g}", t.rtol);
+    s += fmt::format("{}{} {} ({}): {}", s.empty() ? "" : "; ", t.peer, dtype_name(t.dtype),
+                     tolerance,
+                     x == 0   ? "would pass (exact)"
+                     : x <= 1 ? fmt::format("would pass ({:.2g}x its allowance)", x)
+                              : fmt::format("would FAIL ({:.2g}x its allowance)", x));
+  }
+  if (s.empty()) return "";
+  return fmt::format("  peer tolerances, over the differential's {} cases: {}\n", d->cases, s);
+}
+
 std::string format_properties(const ImplReport& report) {
   std::string s = fmt::format("{} ({})\n", report.impl, report.family);
   for (const auto& r : report.results) {
@@ -77,7 +192,7 @@ std::string format_properties(const ImplReport& report) {
     if (!r.cut.empty()) verdict += " (" + r.cut + ")";
     s += fmt::format("  {:<40} {:>6} {:>18}  {}\n", r.property, cases, error, verdict);
   }
-  return s;
+  return s + format_bands(report) + format_peers(report);
 }
 
 std::string format_summary(const std::vector<ImplReport>& reports) {
@@ -85,10 +200,7 @@ std::string format_summary(const std::vector<ImplReport>& reports) {
       fmt::format("{:<18} {:<40} {:>4} {:>4} {:>4} {:>7}  {:<36} {}\n", "family", "implementation",
                   "pass", "fail", "skip", "cases", "worst / bound (property)", "verdict");
   for (const auto& r : reports) {
-    const PropertyResult* t = r.tightest();
-    const std::string error = t ? fmt::format("{:.3g} / {:.3g} ({})", t->worst, t->bound,
-                                              t->property.substr(t->property.find('.') + 1))
-                                : "-";
+    const std::string error = headline_cell(r);
     s += fmt::format("{:<18} {:<40} {:>4} {:>4} {:>4} {:>7}  {:<36} {}\n", r.family, r.impl,
                      r.count(PropertyResult::Status::passed),
                      r.count(PropertyResult::Status::failed),

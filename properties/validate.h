@@ -19,21 +19,34 @@ struct ImplReport {
   std::string source;                   // the plugin library it came from; "" for built-ins
   double bound = 0;                     // the implementation's stated bound
   std::vector<PropertyResult> results;  // one per property run, in the family's order
-  std::vector<PositionBand> bands;      // worst error against position, when charted
+  std::vector<PositionBand> bands;      // worst error against position, when measured
+  Bound bounds;                         // the stated bound per dtype (`bound` is its f32 one)
+  uint64_t variants = 0;                // the variants it declares
+  int64_t max_position = 0;             // the largest position it claims, 0 for none
 
   int count(PropertyResult::Status status) const;
   int64_t cases() const;  // summed over properties
   // The result whose worst error came closest to its bound (bound > 0), or null.
   const PropertyResult* tightest() const;
-  bool failed() const { return count(PropertyResult::Status::failed) > 0; }
-  // "pass", "FAIL", or "skipped: <why>" when no property could run.
+  // The result the summary's worst / bound column shows: the differential's when it ran, else
+  // tightest(), else a failed one (a crash or a hang has no error to show).
+  const PropertyResult* headline() const;
+  // The declared dtypes whose stated bound admits any output ("f32 bound 1e+07 ≥ 2^23 units, the
+  // outputs' own magnitude"), "" when none does.
+  std::string meaningless_bound() const;
+  // A property failed, or the stated bound is meaningless.
+  bool failed() const {
+    return count(PropertyResult::Status::failed) > 0 || !meaningless_bound().empty();
+  }
+  // "pass", "FAIL", "FAIL: meaningless bound", or "skipped: <why>" when no property could run.
   std::string verdict() const;
 };
 
 struct ValidateOptions {
   RunOptions run;
   std::string property;  // only this property: "rope.pair_norm" or "pair_norm"
-  // Also measure worst error against position (error_by_position.h) for the report's charts.
+  // Also measure worst error against position (error_by_position.h) for the reports' tables and
+  // charts.
   bool error_by_position = false;
 };
 
@@ -63,7 +76,15 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
                                  const ValidateOptions& options) {
   std::vector<ImplReport> reports;
   for (const auto* impl : impls)
-    reports.push_back({family_name(Call::kFamily), impl->name, "", impl->bound, {}, {}});
+    reports.push_back({family_name(Call::kFamily),
+                       impl->name,
+                       "",
+                       impl->bound,
+                       {},
+                       {},
+                       impl->bound,
+                       impl->variants,
+                       impl->max_position});
   const auto selected = selected_properties<Call>(options);
   for (size_t p = 0; p < selected.size(); ++p) {
     RunOptions run = options.run;
@@ -86,8 +107,17 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
 bool cut_short(const std::vector<ImplReport>& reports);
 std::string cut_summary(const std::vector<ImplReport>& reports);
 
-// Per-property lines for one implementation.
+// Per-property lines for one implementation, then its worst error by position band per dtype and
+// where its bound stops holding.
 std::string format_properties(const ImplReport& report);
+// The summary's worst / bound cell: "1.5 / 1 (differential)", or "crashed (differential)" and
+// "hung (…)" for a kernel that produced no error to show.
+std::string headline_cell(const ImplReport& report);
+// Whether the differential's measured errors would pass the tolerances peers test with
+// (compare.h's kPeerTolerances), one line; "" when the differential did not run.
+std::string format_peers(const ImplReport& report);
+// The error-by-position table and envelope lines alone ("" when no band was measured).
+std::string format_bands(const ImplReport& report);
 // One row per implementation: family, implementation, properties passed/failed/skipped, cases,
 // worst error against its bound, verdict.
 std::string format_summary(const std::vector<ImplReport>& reports);

@@ -485,13 +485,16 @@ void bind_reports(py::module_& m) {
       .def_readwrite("worst", &PositionBand::worst)
       .def_readwrite("ok", &PositionBand::ok)
       .def_readwrite("failure", &PositionBand::failure)
+      .def_property_readonly("dtype", [](const PositionBand& b) { return dtype_name(b.dtype); })
       .def(py::pickle(
           [](const PositionBand& b) {
-            return py::make_tuple(b.lo, b.hi, b.worst, b.ok, b.failure);
+            return py::make_tuple(b.lo, b.hi, b.worst, b.ok, b.failure,
+                                  static_cast<int>(b.dtype));
           },
           [](py::tuple t) {
-            return PositionBand{t[0].cast<int64_t>(), t[1].cast<int64_t>(), t[2].cast<double>(),
-                                t[3].cast<bool>(), t[4].cast<std::string>()};
+            return PositionBand{t[0].cast<int64_t>(),     t[1].cast<int64_t>(),
+                                t[2].cast<double>(),      t[3].cast<bool>(),
+                                t[4].cast<std::string>(), static_cast<DType>(t[5].cast<int>())};
           }));
   py::class_<ImplReport>(m, "ImplReport", "What `posenc validate` reports for one implementation")
       .def(py::init<>())

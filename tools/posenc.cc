@@ -214,7 +214,7 @@ int validate(Options& o) {
     }
   }
   options.property = o.property;
-  options.error_by_position = !o.html.empty() || !o.json.empty();
+  options.error_by_position = true;  // the text report prints the bands too
 
   if (o.selftest && !o.kernels.empty()) {
     fmt::print(stderr, "posenc validate: --selftest and --kernel exclude each other\n");

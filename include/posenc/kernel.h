@@ -107,6 +107,28 @@ void check_threads(int threads);
 // or its neighbour), one with bound 0 to the reference's bits.
 inline constexpr double kLowPrecisionBound = 1;
 
+// An implementation's stated accuracy per output dtype, each in its family's tolerance unit of that
+// dtype (one ulp of the family's magnitude in f32, bf16 or f16). An unset bf16 or f16 bound is the
+// rule above: kLowPrecisionBound when the f32 bound is nonzero, else 0. A float-angle kernel can so
+// state, say, 3000 f32 units and 2 bf16 units. Converts to and from its f32 bound, so code that
+// knows one bound keeps its meaning.
+struct Bound {
+  double f32 = 0;
+  std::optional<double> bf16, f16;
+
+  constexpr Bound(double f32 = 0) : f32(f32) {}  // NOLINT: a plain number is the f32 bound
+  constexpr Bound(double f32, std::optional<double> bf16, std::optional<double> f16)
+      : f32(f32), bf16(bf16), f16(f16) {}
+  constexpr operator double() const { return f32; }  // NOLINT
+  // The bound an output of `dtype` is held to (f64 and integer outputs: the f32 bound).
+  constexpr double of(DType dtype) const {
+    const double rule = f32 > 0 ? kLowPrecisionBound : 0;
+    if (dtype == DType::bf16) return bf16.value_or(rule);
+    if (dtype == DType::f16) return f16.value_or(rule);
+    return f32;
+  }
+};
+
 // One implementation of a family. The registry keeps one table of these per family, reference
 // first. `bound` is the implementation's stated accuracy in its family's tolerance unit (see the
 // family header); the property suite holds it to that bound.
@@ -114,12 +136,15 @@ template <class Call>
 struct Impl {
   std::string name;       // "<family>/<impl>", e.g. "rope/reference", "rope/hwy:AVX3"
   uint64_t variants = 0;  // variant bits it supports
-  double bound = 0;       // stated accuracy, family tolerance unit
+  Bound bound = 0;        // stated accuracy per dtype, family tolerance unit
   std::function<void(const Call&)> run;
   // Null, or returns "", when this machine can run it; otherwise why not (shown, never silently
   // skipped).
   std::function<std::string()> unavailable;
   bool threaded = false;  // honours Call::threads
+  // The largest position it claims to support, 0 for no claim: the report says up to which
+  // position its bound holds, and whether that reaches this one.
+  int64_t max_position = 0;
 
   std::string unavailable_reason() const { return unavailable ? unavailable() : std::string(); }
 };

@@ -1,4 +1,4 @@
-/* posenc plugin ABI, version 1: how a kernel in a user's shared library reaches posenc.
+/* posenc plugin ABI, version 2: how a kernel in a user's shared library reaches posenc.
  *
  * The library exports one function, posenc_plugin_kernels(), which returns a table of kernels.
  * `posenc validate --kernel lib.so` loads it and holds every kernel to the same properties,
@@ -19,7 +19,8 @@
  *    as engines may not). Float tensors are f32, or bf16 ({kDLBfloat, 16, 1}) and f16
  *    ({kDLFloat, 16, 1}) where the family's header allows them (activations and outputs, one dtype
  *    per call; rope caches f32 or bf16), and only for a kernel that declares POSENC_VARIANT_BF16
- *    or POSENC_VARIANT_F16; such outputs are held to 1 ulp of their dtype (posenc/kernel.h).
+ *    or POSENC_VARIANT_F16; such outputs are held to the kernel's bound_bf16 or bound_f16, by
+ *    default 1 ulp of their dtype (posenc/kernel.h).
  *    Positions are int64 or int32. An absent optional tensor is NULL. An output may be the very
  *    same view as its input (in place) where the family allows it, and is otherwise disjoint from
  *    every input.
@@ -43,8 +44,9 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct or a meaning below; posenc loads only its own version. */
-#define POSENC_PLUGIN_ABI_VERSION 1u
+/* Bumped on any change to a struct or a meaning below. posenc loads its own version and version 1
+ * (see posenc_kernel's version-2 fields); any other gets a "rebuild against this posenc" error. */
+#define POSENC_PLUGIN_ABI_VERSION 2u
 
 /* The one symbol posenc looks up in the library. */
 #define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
@@ -264,11 +266,19 @@ typedef struct posenc_kernel {
   uint32_t family;  /* POSENC_FAMILY_* */
   uint32_t flags;   /* POSENC_KERNEL_* */
   uint64_t variants;
-  double bound; /* stated accuracy in the family's tolerance unit; 0 means bit-exact */
+  double bound; /* stated accuracy for f32 outputs in the family's tolerance unit; 0: bit-exact */
   union {       /* the member named after `family`: run.rope for POSENC_FAMILY_ROPE, ... */
 #define POSENC_FAMILY(name, Call, NAME) posenc_##name##_fn name;
 #include "posenc/families.inc"
   } run;
+
+  /* Version 2: the accuracy envelope. A version-1 table has none of these fields (its entries are
+   * shorter); posenc still loads it, with the meaning version 1 gave it: `bound` for f32 outputs,
+   * 1 ulp of the dtype for bf16 and f16 outputs when `bound` > 0 (else bit-exact), no position
+   * claim. */
+  double bound_bf16;    /* bf16 outputs, in bf16 units of the family's tolerance unit; 0: as v1 */
+  double bound_f16;     /* f16 outputs, in f16 units; 0: as version 1 */
+  int64_t max_position; /* the largest position it claims to support; 0: no claim */
 } posenc_kernel;
 
 typedef struct posenc_plugin {

@@ -92,7 +92,7 @@ class Result:
         sinusoidal with error_by_position=True)."""
         lines = [f"{self.report.impl}: worst error by position (bound {self.report.bound:g})"]
         for b in self.report.bands:
-            lines.append(f"  [{b.lo:>8}, {b.hi:>8}]  {b.worst:>10.3g}  "
+            lines.append(f"  {b.dtype:<4} [{b.lo:>8}, {b.hi:>8}]  {b.worst:>10.3g}  "
                          f"{'ok' if b.ok else 'FAIL: ' + b.failure.splitlines()[0]}")
         return "\n".join(lines) + "\n"
 

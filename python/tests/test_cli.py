@@ -39,7 +39,8 @@ def test_a_failing_kernel_exits_1_writes_the_reports_and_its_replay_line_replays
     report = json.load(open(f"{reports}.json"))
     (impl,) = report["implementations"]
     assert impl["impl"] == "sinusoidal/off_by_one" and impl["verdict"] == "FAIL"
-    assert len(impl["error_by_position"]) == 25
+    # 25 bands [0, 1] ... [2^23, 2^24] per declared dtype: f32 and f16
+    assert [b["dtype"] for b in impl["error_by_position"]] == ["f32"] * 25 + ["f16"] * 25
     failed = [p for p in impl["properties"] if p["status"] == "failed"]
     assert failed and all("--reproduce" in p["replay"] for p in failed)
     root = ET.parse(f"{reports}.xml").getroot()

@@ -1,0 +1,56 @@
+/* Test-only plugin: two kernels stating an accuracy envelope, built once against this ABI and
+ * once (ABI_V1) as a version-1 library, whose shorter entries posenc must still read. */
+#include "posenc/plugin.h"
+
+/* Writes `value` to out[0, 0] so a test sees which entry ran. */
+static int write(const posenc_sinusoidal_args* a, float value) {
+  float* out = (float*)((char*)a->out->data + a->out->byte_offset);
+  out[0] = value;
+  return POSENC_OK;
+}
+static int first(const posenc_sinusoidal_args* a, posenc_error* e) {
+  (void)e;
+  return write(a, 1);
+}
+static int second(const posenc_sinusoidal_args* a, posenc_error* e) {
+  (void)e;
+  return write(a, 2);
+}
+
+#if defined(ABI_V1)
+/* Version 1's entry: version 2's without its trailing envelope fields. */
+typedef struct {
+  const char* name;
+  uint32_t family;
+  uint32_t flags;
+  uint64_t variants;
+  double bound;
+  union {
+    posenc_sinusoidal_fn sinusoidal;
+    void (*any)(void);
+  } run;
+} kernel_v1;
+static const kernel_v1 kKernels[2] = {
+    {"first", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 3, {first}},
+    {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {second}},
+};
+static const posenc_plugin kPlugin = {1, 2, (const posenc_kernel*)kKernels};
+#else
+static const posenc_kernel kKernels[2] = {
+    {.name = "first",
+     .family = POSENC_FAMILY_SINUSOIDAL,
+     .variants = POSENC_VARIANT_F32,
+     .bound = 3,
+     .run.sinusoidal = first,
+     .bound_bf16 = 2,
+     .bound_f16 = 5,
+     .max_position = 4096},
+    {.name = "second",
+     .family = POSENC_FAMILY_SINUSOIDAL,
+     .variants = POSENC_VARIANT_F32,
+     .run.sinusoidal = second},
+};
+static const posenc_plugin kPlugin = {POSENC_PLUGIN_ABI_VERSION, 2, kKernels};
+#endif
+
+POSENC_PLUGIN_EXPORT const posenc_plugin* posenc_plugin_kernels(void) { return &kPlugin; }
