@@ -55,6 +55,8 @@ std::vector<Tensor> outputs(const Call& call) {
 #include "posenc/families.inc"
 Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
                    const Bound& bound);
+Comparison compare(const MropeCall& input, const MropeCall& expected, const MropeCall& got,
+                   const Bound& bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
 

@@ -95,5 +95,21 @@ void fields(T5Call& c, V&& v) {
   v("bias", c.bias, out);
   v("threads", c.threads, scalar);
 }
+template <class V>
+void fields(MropeCall& c, V&& v) {
+  v("q", c.q, in);
+  v("q_out", c.q_out, out);
+  v("k", c.k, in);
+  v("k_out", c.k_out, out);
+  v("positions", c.positions, in);
+  v("rotary_dim", c.rotary_dim, scalar);
+  v("mrope_section", c.mrope_section, scalar);
+  v("convention", c.convention, scalar);
+  v("layout", c.layout, scalar);
+  v("inverse", c.inverse, scalar);
+  v("base", c.base, scalar);
+  v("scaling", c.scaling, scalar);
+  v("threads", c.threads, scalar);
+}
 
 }  // namespace posenc::python

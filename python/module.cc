@@ -38,6 +38,7 @@ py::handle error_class;
 
 constexpr std::initializer_list<const char*> kLayouts = {"half_split", "interleaved"};
 constexpr std::initializer_list<const char*> kMasks = {"none", "causal"};
+constexpr std::initializer_list<const char*> kConventions = {"sectioned", "interleaved"};
 constexpr std::initializer_list<const char*> kScalings = {
     "none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
 
@@ -105,6 +106,16 @@ void from_python(const char* name, py::handle value, RopeLayout& field, Role) {
 void from_python(const char* name, py::handle value, Mask& field, Role) {
   field = enum_of<Mask>(name, value, kMasks);
 }
+void from_python(const char* name, py::handle value, MropeConvention& field, Role) {
+  field = enum_of<MropeConvention>(name, value, kConventions);
+}
+// mrope_section: a sequence of three ints.
+void from_python(const char* name, py::handle value, std::array<int64_t, 3>& field, Role role) {
+  if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value) || py::len(value) != 3)
+    wrong_type(name, value, "must be a sequence of 3 ints");
+  const auto items = py::reinterpret_borrow<py::sequence>(value);
+  for (size_t i = 0; i < 3; ++i) from_python(name, items[i], field[i], role);
+}
 void from_python(const char*, py::handle value, RopeScaling& field, Role) {
   field = scaling_of(value);
 }
@@ -136,6 +147,12 @@ py::object to_python(const char*, RopeLayout value, ArrayCache&) {
   return enum_name(value, kLayouts);
 }
 py::object to_python(const char*, Mask value, ArrayCache&) { return enum_name(value, kMasks); }
+py::object to_python(const char*, MropeConvention value, ArrayCache&) {
+  return enum_name(value, kConventions);
+}
+py::object to_python(const char*, const std::array<int64_t, 3>& value, ArrayCache&) {
+  return py::make_tuple(value[0], value[1], value[2]);
+}
 py::object to_python(const char*, const RopeScaling& value, ArrayCache&) { return py::cast(value); }
 
 RopeScaling scaling_of(py::handle value) {
@@ -624,6 +641,10 @@ py::dict variant_bits() {
   v["all_scalings"] = variant::all_scalings;
   v["alibi_causal"] = variant::alibi_causal, v["alibi_slopes"] = variant::alibi_slopes;
   v["t5_bidirectional"] = variant::t5_bidirectional, v["t5_causal"] = variant::t5_causal;
+  v["mrope_half_split"] = variant::mrope_half_split;
+  v["mrope_interleaved"] = variant::mrope_interleaved, v["mrope_partial"] = variant::mrope_partial;
+  v["mrope_inverse"] = variant::mrope_inverse, v["mrope_key"] = variant::mrope_key;
+  v["mrope_sectioned"] = variant::mrope_sectioned, v["mrope_cycled"] = variant::mrope_cycled;
   v["all"] = kAllVariants;
   return v;
 }

@@ -5,6 +5,7 @@
 #include "posenc/absolute.h"
 #include "posenc/alibi.h"
 #include "posenc/attention.h"
+#include "posenc/mrope.h"
 #include "posenc/rope.h"
 #include "posenc/rope_cache.h"
 #include "posenc/rope_frequencies.h"

@@ -26,7 +26,7 @@ def half_split_rope(q, positions, base=10000.0):
 
 def test_every_family_has_a_reference_and_an_optimized_kernel():
     assert posenc.families == ("attention", "absolute", "sinusoidal", "rope_frequencies",
-                               "rope_cache", "rope", "alibi", "t5")
+                               "rope_cache", "rope", "alibi", "t5", "mrope")
     for family in posenc.families:
         names = posenc.implementations(family)
         assert names[0] == f"{family}/reference"
@@ -131,6 +131,11 @@ def test_the_other_families():
     t5_table = np.arange(64, dtype=np.float32).reshape(32, 2)
     t5 = posenc.optimized.t5(q_positions=pos, k_positions=pos, table=t5_table)
     assert t5.shape == (2, 6, 6) and t5[0, 0, 0] == t5_table[0, 0]
+    q = np.random.default_rng(0).standard_normal((6, 2, 8)).astype(np.float32)
+    same = np.repeat(pos[:, None], 3, axis=1)  # p_t = p_h = p_w: 1D rope, bit for bit
+    np.testing.assert_array_equal(
+        posenc.reference.mrope(q=q, positions=same, rotary_dim=8, mrope_section=(2, 1, 1)),
+        posenc.reference.rope(q=q, positions=pos, rotary_dim=8))
     x = np.ones((6, 4), np.float32)
     absolute = posenc.reference.absolute(x=x, table=np.eye(6, 4, dtype=np.float32), positions=pos)
     np.testing.assert_array_equal(absolute, x + np.eye(6, 4))

@@ -1,0 +1,6 @@
+// The mrope properties over every registered implementation (ctest label `property`).
+#include "properties/suite.h"
+
+namespace {
+const bool registered = posenc::harness::register_properties<posenc::MropeCall>("Mrope");
+}  // namespace
