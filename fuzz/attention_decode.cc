@@ -40,9 +40,9 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const AttentionCall& call) {
   AttentionCall c = call;
-  return describe_views(named_views(c)) + fmt::format("mask={} scale={} threads={}",
+  return describe_views(named_views(c)) + fmt::format("mask={} scale={} window_left={} threads={}",
                                                       static_cast<int>(c.mask), number(c.scale),
-                                                      c.threads);
+                                                      c.window_left, c.threads);
 }
 
 }  // namespace posenc::harness

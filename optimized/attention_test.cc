@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -36,6 +37,7 @@ struct Shape {
   Layout layout = Layout::contiguous;
   DType dtype = DType::f32;  // of q, k, v and out
   bool f32_bias = false;     // the bias in f32 rather than in `dtype`
+  int64_t window = -1;       // window_left
 };
 
 std::string describe(const Shape& s) {
@@ -44,7 +46,8 @@ std::string describe(const Shape& s) {
          " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv) +
          (s.mask == Mask::causal ? " causal" : "") + (s.bias ? " bias" : "") +
          (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout) + " " +
-         dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "");
+         dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "") +
+         (s.window >= 0 ? " window_left=" + std::to_string(s.window) : "");
 }
 
 // A problem of random values; `edit` may then plant special values in it.
@@ -62,6 +65,7 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
         values.fill(call.k, -1.5, 1.5);
         values.fill(call.v);
         call.mask = s.mask;
+        call.window_left = s.window;
         if (s.bias) {
           call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layout);
           values.fill(*call.bias, -2, 2);
@@ -529,6 +533,64 @@ TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
   }
 }
 
+// Sliding windows around the key block (128) and query block (64) edges, alone and with causal,
+// implicit and explicit (cache-pattern) positions, every dtype.
+TEST(OptimizedAttention, SlidingWindowEveryTargetMatches) {
+  uint64_t seed = 300;
+  for (int64_t window : {0, 1, 63, 127, 128, 129, 400}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      const bool positions = seed % 2 == 0;
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{70, 520, 4, 2, 17, 9, mask, seed % 3 == 0, positions, Layout::contiguous, dtype};
+      s.window = window;
+      expect_every_target_matches(problem(s, seed++));
+      s.tq = 1;  // decoding
+      s.layout = Layout::padded;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+}
+
+// The bound is inclusive: query i sees key j iff q_pos[i] − k_pos[j] ≤ window_left. With q = 0
+// every visible key weighs the same, and v = one-hot columns show which keys each row saw.
+TEST(OptimizedAttention, SlidingWindowBoundIsInclusive) {
+  const int64_t tq = 5, tk = 300, window = 130;
+  for (bool positions : {false, true}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      Shape s{tq, tk, 1, 1, 4, tk, mask, false, positions};
+      s.window = window;
+      for (const auto& impl : attention()) {
+        Arena arena;
+        const AttentionCall call = problem(s, 7, [](AttentionCall& c) {
+                                     for (int64_t i = 0; i < c.q.shape[0]; ++i)
+                                       for (int64_t e = 0; e < c.q.shape[2]; ++e)
+                                         set(c.q, c.q.offset(i, 0, e), 0.0f);
+                                     for (int64_t j = 0; j < c.v.shape[0]; ++j)
+                                       for (int64_t e = 0; e < c.v.shape[2]; ++e)
+                                         set(c.v, c.v.offset(j, 0, e), j == e ? 1.0f : 0.0f);
+                                   }).build(arena);
+        impl.run(call);
+        for (int64_t i = 0; i < tq; ++i) {
+          const int64_t qp = call.q_position(i);
+          for (int64_t j = 0; j < tk; ++j) {
+            const int64_t distance = qp - call.k_position(j);
+            const bool expected = distance <= window && (mask == Mask::none || distance >= 0);
+            const float got = call.out.as<float>()[call.out.offset(i, 0, j)];
+            ASSERT_EQ(got > 0, expected) << impl.name << " " << describe(s) << " query " << i
+                                         << " key " << j << " distance " << distance;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(OptimizedAttention, SlidingWindowBitwiseIdenticalForEveryThreadCount) {
+  Shape s{200, 600, 4, 2, 32, 32, Mask::causal, true, true};
+  s.window = 150;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 22));
+}
+
 TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
   for (const auto& impl : attention()) {
     Arena arena;
@@ -546,6 +608,9 @@ TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
     bad = call;
     bad.threads = -2;
     harness::expect_rejected(impl.run, bad, arena, "threads");
+    bad = call;
+    bad.window_left = -2;
+    harness::expect_rejected(impl.run, bad, arena, "window_left");
   }
 }
 

@@ -40,6 +40,9 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   // An f32 bias under bf16 or f16 activations read as 2-byte elements: within its memory, wrong.
   if (bias && bug == AttentionBug::bias_in_activation_dtype) bias->dtype = q.dtype;
   std::vector<double> score(tk), acc(dv);
+  AttentionCall unmasked = call;  // what ignores_causal_mask sees: the window, if any, stays
+  unmasked.mask = Mask::none;
+  const AttentionCall& seen = bug == AttentionBug::ignores_causal_mask ? unmasked : call;
   for (int64_t h = 0; h < hq; ++h) {
     const int64_t kvh = bug == AttentionBug::gqa_wrong_head ? h % hkv : h / group;
     for (int64_t i = 0; i < tq; ++i) {
@@ -51,9 +54,7 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
         score[j] = call.resolved_scale() * dot;
         if (bias && bug != AttentionBug::ignores_bias)
           score[j] += load(*bias, bias->offset(h, i, j));
-        if (call.mask == Mask::causal && bug != AttentionBug::ignores_causal_mask &&
-            call.k_position(j) > call.q_position(i))
-          score[j] = -INFINITY;
+        if (!seen.visible(i, j)) score[j] = -INFINITY;
         top = std::fmax(top, score[j]);
       }
       if (bug == AttentionBug::unstable_softmax) top = 0;
@@ -99,6 +100,43 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   }
 }
 
+// ---- attention variants (issue 21) ----
+
+enum class AttentionVariantBug {
+  window_exclusive,  // hides the key at exactly window_left (q_pos − k_pos < w): sglang#26147
+  window_two_sided,  // also hides keys more than window_left after the query (|q − k| ≤ w)
+};
+
+// The reference on the call with the bug's own idea of the variant: the window's visibility as
+// a −∞ bias, added to the call's bias in f32 (exact for every dtype).
+void attention_variant_with(AttentionVariantBug bug, const AttentionCall& call) {
+  call.validate();
+  const int64_t hq = call.q.shape[1], tq = call.q.shape[0], tk = call.k.shape[0];
+  const int64_t w = call.window_left;
+  const auto hidden = [&](int64_t i, int64_t j) {
+    if (w < 0) return false;
+    const int64_t distance = call.q_position(i) - call.k_position(j);
+    switch (bug) {
+      case AttentionVariantBug::window_exclusive:
+        return distance >= w;
+      case AttentionVariantBug::window_two_sided:
+        return std::abs(distance) > w;
+    }
+    return false;
+  };
+  Arena arena;
+  AttentionCall buggy = call;
+  buggy.window_left = -1;
+  buggy.bias = arena.alloc(DType::f32, {hq, tq, tk});
+  for (int64_t h = 0; h < hq; ++h)
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j < tk; ++j) {
+        const double b = call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0;
+        store(*buggy.bias, buggy.bias->offset(h, i, j), hidden(i, j) ? -INFINITY : b);
+      }
+  reference::attention(buggy);
+}
+
 }  // namespace
 
 template <>
@@ -129,6 +167,16 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
        "turns the rows that cannot see it into NaN",
        "attention.differential"},
   };
+  using V = AttentionVariantBug;
+  auto make_variant = [](const char* name, V bug) {
+    return broken_kernel<AttentionCall>(name, bug, attention_variant_with, 2, false);
+  };
+  list.push_back({make_variant("window_exclusive", V::window_exclusive),
+                  "treats window_left as exclusive: hides the key exactly window_left back",
+                  "attention.window_covering_all"});
+  list.push_back({make_variant("window_two_sided", V::window_two_sided),
+                  "applies window_left to later keys too (|q_pos − k_pos| ≤ window_left)",
+                  "attention.differential"});
   add_generic(list, "attention");
   return list;
 }

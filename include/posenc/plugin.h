@@ -1,4 +1,4 @@
-/* posenc plugin ABI, version 1: how a kernel in a user's shared library reaches posenc.
+/* posenc plugin ABI, version 2: how a kernel in a user's shared library reaches posenc.
  *
  * The library exports one function, posenc_plugin_kernels(), which returns a table of kernels.
  * `posenc validate --kernel lib.so` loads it and holds every kernel to the same properties,
@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to a struct or a meaning below; posenc loads only its own version. */
-#define POSENC_PLUGIN_ABI_VERSION 1u
+#define POSENC_PLUGIN_ABI_VERSION 2u /* 2: attention's window_left */
 
 /* The one symbol posenc looks up in the library. */
 #define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
@@ -77,6 +77,7 @@ enum {
 #define POSENC_VARIANT_ATTENTION_BIAS ((uint64_t)1 << 9)
 #define POSENC_VARIANT_ATTENTION_GQA ((uint64_t)1 << 10) /* hq != hkv */
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
+#define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12) /* window_left >= 0 */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -149,10 +150,11 @@ typedef struct posenc_attention_args {
   const DLTensor* v;           /* [tk, hkv, dv] */
   const DLTensor* out;         /* [tq, hq, dv] */
   int32_t mask;                /* POSENC_MASK_* */
-  const DLTensor* q_positions; /* optional, int [tq]; read only when causal */
+  const DLTensor* q_positions; /* optional, int [tq]; read only when causal or windowed */
   const DLTensor* k_positions; /* optional, int [tk] */
   const DLTensor* bias;        /* optional, [hq, tq, tk] */
   double scale;                /* NaN means 1/sqrt(d) */
+  int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
   int32_t threads;
 } posenc_attention_args;
 
