@@ -34,6 +34,8 @@ void AttentionCall::validate() const {
   POSENC_REQUIRE(mask == Mask::none || mask == Mask::causal, "mask", static_cast<int>(mask),
                  "must be none or causal");
   POSENC_REQUIRE(window_left >= -1, "window_left", window_left, "must be -1 (no window) or >= 0");
+  POSENC_REQUIRE(std::isfinite(softcap) && softcap >= 0, "softcap", softcap,
+                 "must be finite and >= 0 (0: no softcap)");
   POSENC_REQUIRE(q_positions.has_value() == k_positions.has_value(), "q_positions",
                  q_positions ? "given" : "absent", "q_positions and k_positions come together");
   if (q_positions) {
@@ -61,6 +63,7 @@ uint64_t AttentionCall::required_variants() const {
   if (q.shape[1] != k.shape[1]) bits |= variant::attention_gqa;
   if (q_positions) bits |= variant::attention_positions;
   if (windowed()) bits |= variant::attention_window;
+  if (softcap > 0) bits |= variant::attention_softcap;
   return bits;
 }
 

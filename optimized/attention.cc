@@ -70,6 +70,8 @@ struct Plan {
   int64_t heads_per_item = 0, head_chunks = 0, queries_per_item = 0, query_blocks = 0;
   int64_t key_blocks = 0;
   float scale = 0;
+  bool softcapped = false;  // logits softcap·tanh(scale·qk / softcap)
+  float softcap = 0, scale_over_cap = 0;
   bool causal = false, explicit_positions = false;
   int64_t window = -1;                        // window_left
   bool masked = false;                        // causal or windowed: positions matter
@@ -90,6 +92,11 @@ struct Plan {
     query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
     scale = static_cast<float>(c.resolved_scale());
+    softcapped = c.softcap > 0;
+    if (softcapped) {  // a cap beyond f32's range makes NaN scores: such rows take the exact path
+      softcap = static_cast<float>(c.softcap);
+      scale_over_cap = static_cast<float>(c.resolved_scale() / c.softcap);
+    }
     causal = c.mask == Mask::causal;
     explicit_positions = c.q_positions.has_value();
     window = c.window_left;
@@ -158,7 +165,7 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
     double dot = 0;
     for (int64_t c = 0; c < d; ++c) dot += qrow[c] * load(k, k.offset(j, kvh, c));
     const double score =
-        scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+        call.logit(scale * dot) + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
     if (std::isnan(score)) {
       for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), std::nan(""));
       return;
@@ -417,15 +424,22 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     return bias != nullptr ? hn::LoadU(df, bias + c) : hn::Zero(df);  // copied rows are padded
   };
 
-  // Pass 1: the scores' maximum, and whether the row needs the exact path.
+  // Pass 1: the scores' maximum, and whether the row needs the exact path. A softcap turns the
+  // products into capped logits in place, so that pass 2 reads logits at scale 1.
+  const auto cap = hn::Set(df, plan.softcap), scale_over_cap = hn::Set(df, plan.scale_over_cap);
   auto row_max = neg_inf;
   auto bad = hn::Lt(row_max, row_max);  // all false
   for (int64_t c = 0; c < padded; c += N) {
     const auto visible = visible_at(c);
     const auto raw = hn::Load(df, s + c), b = bias_at(c);
-    const auto score = hn::MulAdd(raw, scale, b);
+    auto score = hn::MulAdd(raw, scale, b);
+    if (plan.softcapped) {
+      const auto logit = hn::Mul(cap, hn::Tanh(df, hn::Mul(raw, scale_over_cap)));
+      hn::Store(logit, df, s + c);
+      score = hn::Add(logit, b);
+    }
     // −∞ from the bias masks the key, as long as the product itself is finite.
-    const auto ok = hn::Or(hn::IsFinite(score), hn::And(hn::IsFinite(raw), hn::Eq(b, neg_inf)));
+    const auto ok = hn::And(hn::IsFinite(raw), hn::Or(hn::IsFinite(score), hn::Eq(b, neg_inf)));
     bad = hn::Or(bad, hn::AndNot(ok, visible));
     row_max = hn::Max(row_max, hn::IfThenElse(visible, score, neg_inf));
   }
@@ -443,9 +457,10 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   // the maximum are close (Sterbenz), so a large common bias costs no accuracy.
   const auto max = hn::Set(df, new_max);
   const auto floor = hn::Set(df, -126.0f);  // below Exp's range: gives 0, and −∞ never reaches Exp
+  const auto factor = plan.softcapped ? hn::Set(df, 1.0f) : scale;
   auto sum = hn::Zero(df);
   for (int64_t c = 0; c < padded; c += N) {
-    const auto x = hn::MulAdd(hn::Load(df, s + c), scale, hn::Sub(bias_at(c), max));
+    const auto x = hn::MulAdd(hn::Load(df, s + c), factor, hn::Sub(bias_at(c), max));
     const auto p = hn::Exp(df, hn::Max(hn::IfThenElse(visible_at(c), x, neg_inf), floor));
     hn::Store(p, df, s + c);
     sum = hn::Add(sum, p);
@@ -618,7 +633,7 @@ std::vector<Impl<AttentionCall>> attention() {
   const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
                             variant::attention_causal | variant::attention_bias |
                             variant::attention_gqa | variant::attention_positions |
-                            variant::attention_window;
+                            variant::attention_window | variant::attention_softcap;
   return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
                                      run_attention);
 }

@@ -38,6 +38,7 @@ struct Shape {
   DType dtype = DType::f32;  // of q, k, v and out
   bool f32_bias = false;     // the bias in f32 rather than in `dtype`
   int64_t window = -1;       // window_left
+  double softcap = 0;
 };
 
 std::string describe(const Shape& s) {
@@ -47,7 +48,8 @@ std::string describe(const Shape& s) {
          (s.mask == Mask::causal ? " causal" : "") + (s.bias ? " bias" : "") +
          (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout) + " " +
          dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "") +
-         (s.window >= 0 ? " window_left=" + std::to_string(s.window) : "");
+         (s.window >= 0 ? " window_left=" + std::to_string(s.window) : "") +
+         (s.softcap > 0 ? " softcap=" + std::to_string(s.softcap) : "");
 }
 
 // A problem of random values; `edit` may then plant special values in it.
@@ -66,6 +68,7 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
         values.fill(call.v);
         call.mask = s.mask;
         call.window_left = s.window;
+        call.softcap = s.softcap;
         if (s.bias) {
           call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layout);
           values.fill(*call.bias, -2, 2);
@@ -591,6 +594,36 @@ TEST(OptimizedAttention, SlidingWindowBitwiseIdenticalForEveryThreadCount) {
   expect_bitwise_for_thread_counts(attention().front(), problem(s, 22));
 }
 
+// Softcaps from tight (0.5: most logits saturate) to Gemma 2's 50, with and without a bias (added
+// after the cap) and a window, every dtype; and its edge rows: a NaN logit, and an f32 overflow
+// of q·k, which the cap brings back to ±softcap in fp64.
+TEST(OptimizedAttention, SoftcapEveryTargetMatches) {
+  uint64_t seed = 400;
+  for (double softcap : {0.5, 5.0, 50.0}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{70, 300, 4, 2, 17, 9, mask, seed % 2 == 0, false, Layout::contiguous, dtype};
+      s.softcap = softcap;
+      s.window = mask == Mask::causal ? 140 : -1;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+  Shape s{4, 270, 2, 1, 8, 8, Mask::none, true};
+  s.softcap = 2;
+  expect_every_target_matches(
+      problem(s, 11, [](AttentionCall& c) { set(c.q, c.q.offset(1, 0, 3), kNaN); }));
+  expect_every_target_matches(problem(s, 16, [](AttentionCall& c) {
+    set(c.q, c.q.offset(3, 1, 0), 1e30f);
+    set(c.k, c.k.offset(9, 0, 0), 1e20f);  // 1e50 overflows f32 but not fp64
+  }));
+}
+
+TEST(OptimizedAttention, SoftcapBitwiseIdenticalForEveryThreadCount) {
+  Shape s{200, 300, 4, 2, 32, 32, Mask::causal, true};
+  s.softcap = 30;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 23));
+}
+
 TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
   for (const auto& impl : attention()) {
     Arena arena;
@@ -611,6 +644,11 @@ TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
     bad = call;
     bad.window_left = -2;
     harness::expect_rejected(impl.run, bad, arena, "window_left");
+    for (double softcap : {-1.0, double{INFINITY}, double{NAN}}) {
+      bad = call;
+      bad.softcap = softcap;
+      harness::expect_rejected(impl.run, bad, arena, "softcap");
+    }
   }
 }
 

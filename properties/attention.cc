@@ -81,6 +81,7 @@ struct AttentionSpec {
   int64_t tq = 0, tk = 0, hq = 1, hkv = 1, d = 1, dv = 1;
   Mask mask = Mask::none;
   int64_t window_left = -1;
+  double softcap = 0;
   bool with_positions = false;
   enum class Bias : uint8_t { none, values, alibi } bias = Bias::none;
   double scale = std::nan("");
@@ -126,6 +127,7 @@ std::string describe(const AttentionSpec& s) {
       fmt::format("{} tq={} tk={} hq={} hkv={} d={} dv={} mask={}", dtype_name(s.dtype), s.tq, s.tk,
                   s.hq, s.hkv, s.d, s.dv, s.mask == Mask::causal ? "causal" : "none");
   if (s.window_left >= 0) str += fmt::format(" window_left={}", s.window_left);
+  if (s.softcap > 0) str += fmt::format(" softcap={}", s.softcap);
   if (s.f32_bias) str += " f32 bias";
   if (!std::isnan(s.scale)) str += fmt::format(" scale={}", s.scale);
   if (s.with_positions)
@@ -169,6 +171,7 @@ AttentionCall build(const AttentionSpec& s, Arena& arena) {
   }
   call.mask = s.mask;
   call.window_left = s.window_left;
+  call.softcap = s.softcap;
   call.scale = s.scale;
   if (s.bias != AttentionSpec::Bias::none) {
     call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layouts[4]);
@@ -205,6 +208,9 @@ rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, i
         {{4, rc::gen::just<int64_t>(-1)},
          {2, gen::uniform(0, std::max<int64_t>(max_tk, 1))},
          {1, rc::gen::map(gen::uniform(0, 24), [](int64_t e) { return int64_t{1} << e; })}});
+    // Softcaps from tight to Gemma 2's 50 (30 is Grok's, 1 saturates most logits).
+    s.softcap = *rc::gen::weightedOneOf<double>(
+        {{4, rc::gen::just(0.0)}, {1, rc::gen::element(0.5, 1.0, 5.0, 30.0, 50.0)}});
     s.with_positions =
         (s.mask == Mask::causal || s.window_left >= 0) && *rc::gen::arbitrary<bool>();
     if (s.with_positions) {
@@ -243,6 +249,7 @@ void classify(const AttentionSpec& s) {
   RC_CLASSIFY(s.d % 16 != 0, "tail");
   RC_CLASSIFY(s.mask == Mask::causal, "causal");
   RC_CLASSIFY(s.window_left >= 0, "window");
+  RC_CLASSIFY(s.softcap > 0, "softcap");
   RC_CLASSIFY(s.bias != AttentionSpec::Bias::none, "bias");
   RC_CLASSIFY(s.with_positions, "positions");
   RC_CLASSIFY(s.with_positions && (s.q_pos.long_range() || s.k_pos.long_range()), "long positions");
@@ -282,6 +289,7 @@ rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias 
     s.tq = s.tk = n;
     s.mask = mask;
     s.window_left = -1;
+    s.softcap = 0;
     s.bias = bias;
     s.with_positions = false;
     if (generic) {
@@ -349,8 +357,8 @@ Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec&
   return compare_in_units(e, g, bound);
 }
 
-// softmax(scale·QKᵀ + bias + mask)·V in double with Eigen, head by head: an oracle written apart
-// from the scalar reference (finite inputs).
+// softmax(softcap(scale·QKᵀ) + bias + mask)·V in double with Eigen, head by head: an oracle written
+// apart from the scalar reference (finite inputs).
 Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
   using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const int64_t tq = call.q.shape[0], hq = call.q.shape[1], d = call.q.shape[2];
@@ -368,6 +376,7 @@ Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
     Matrix scores = call.resolved_scale() * q * k.transpose();
     for (int64_t i = 0; i < tq; ++i)
       for (int64_t j = 0; j < tk; ++j) {
+        scores(i, j) = call.logit(scores(i, j));
         if (call.bias) scores(i, j) += load(*call.bias, call.bias->offset(h, i, j));
         if (!call.visible(i, j)) scores(i, j) = -inf;
       }
@@ -407,6 +416,7 @@ std::vector<Property<AttentionCall>> attention_properties() {
                                {"tail", 0.3},
                                {"causal", 0.3},
                                {"window", 0.15},
+                               {"softcap", 0.1},
                                {"bias", 0.15},
                                {"positions", 0.1},
                                {"specials", 0.05},
@@ -466,6 +476,11 @@ std::vector<Property<AttentionCall>> attention_properties() {
                  c.window_left = -2;
                  return true;
                }});
+  for (double cap : {-1.0, double{INFINITY}})
+    m.push_back({fmt::format("softcap = {}", cap), [cap](Call& c, Arena&) {
+                   c.softcap = cap;
+                   return true;
+                 }});
   m.push_back({"mask = 7", [](Call& c, Arena&) {
                  c.mask = static_cast<Mask>(7);
                  return true;

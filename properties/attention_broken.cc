@@ -51,7 +51,7 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
         double dot = 0;
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
-        score[j] = call.resolved_scale() * dot;
+        score[j] = call.logit(call.resolved_scale() * dot);
         if (bias && bug != AttentionBug::ignores_bias)
           score[j] += load(*bias, bias->offset(h, i, j));
         if (!seen.visible(i, j)) score[j] = -INFINITY;
@@ -103,38 +103,58 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
 // ---- attention variants (issue 21) ----
 
 enum class AttentionVariantBug {
-  window_exclusive,  // hides the key at exactly window_left (q_pos − k_pos < w): sglang#26147
-  window_two_sided,  // also hides keys more than window_left after the query (|q − k| ≤ w)
+  window_exclusive,    // hides the key at exactly window_left (q_pos − k_pos < w): sglang#26147
+  window_two_sided,    // also hides keys more than window_left after the query (|q − k| ≤ w)
+  softcap_ignored,     // the softcap dropped (sglang#33915)
+  softcap_unscaled,    // tanh(logit / c), forgetting to multiply back by c
+  softcap_after_bias,  // c·tanh((logit + bias) / c): the bias capped too
 };
 
-// The reference on the call with the bug's own idea of the variant: the window's visibility as
-// a −∞ bias, added to the call's bias in f32 (exact for every dtype).
+// The reference's arithmetic in fp64 (finite inputs), with the bug's idea of one variant.
 void attention_variant_with(AttentionVariantBug bug, const AttentionCall& call) {
+  using B = AttentionVariantBug;
   call.validate();
-  const int64_t hq = call.q.shape[1], tq = call.q.shape[0], tk = call.k.shape[0];
-  const int64_t w = call.window_left;
-  const auto hidden = [&](int64_t i, int64_t j) {
-    if (w < 0) return false;
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
+  const int64_t tk = k.shape[0], group = hq / k.shape[1], dv = v.shape[2];
+  const double cap = call.softcap, w = static_cast<double>(call.window_left);
+  const auto visible = [&](int64_t i, int64_t j) {
     const int64_t distance = call.q_position(i) - call.k_position(j);
-    switch (bug) {
-      case AttentionVariantBug::window_exclusive:
-        return distance >= w;
-      case AttentionVariantBug::window_two_sided:
-        return std::abs(distance) > w;
-    }
-    return false;
+    if (bug == B::window_exclusive && call.windowed() && distance >= w) return false;
+    if (bug == B::window_two_sided && call.windowed() && std::abs(distance) > w) return false;
+    return call.visible(i, j);
   };
-  Arena arena;
-  AttentionCall buggy = call;
-  buggy.window_left = -1;
-  buggy.bias = arena.alloc(DType::f32, {hq, tq, tk});
+  const auto score = [&](double scaled_dot, double bias) {
+    if (cap == 0 || bug == B::softcap_ignored) return scaled_dot + bias;
+    if (bug == B::softcap_unscaled) return std::tanh(scaled_dot / cap) + bias;
+    if (bug == B::softcap_after_bias) return cap * std::tanh((scaled_dot + bias) / cap);
+    return call.logit(scaled_dot) + bias;
+  };
+  std::vector<double> s(tk), acc(dv);
   for (int64_t h = 0; h < hq; ++h)
-    for (int64_t i = 0; i < tq; ++i)
+    for (int64_t i = 0; i < tq; ++i) {
+      double top = -INFINITY;
       for (int64_t j = 0; j < tk; ++j) {
-        const double b = call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0;
-        store(*buggy.bias, buggy.bias->offset(h, i, j), hidden(i, j) ? -INFINITY : b);
+        s[j] = -INFINITY;
+        if (!visible(i, j)) continue;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, h / group, c));
+        s[j] = score(call.resolved_scale() * dot,
+                     call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+        top = std::max(top, s[j]);
       }
-  reference::attention(buggy);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      double total = 0;
+      for (int64_t j = 0; j < tk && top > -INFINITY; ++j) {
+        if (s[j] == -INFINITY) continue;
+        const double p = std::exp(s[j] - top);
+        total += p;
+        for (int64_t c = 0; c < dv; ++c) acc[c] += p * load(v, v.offset(j, h / group, c));
+      }
+      for (int64_t c = 0; c < dv; ++c)
+        store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+    }
 }
 
 }  // namespace
@@ -176,6 +196,14 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
                   "attention.window_covering_all"});
   list.push_back({make_variant("window_two_sided", V::window_two_sided),
                   "applies window_left to later keys too (|q_pos − k_pos| ≤ window_left)",
+                  "attention.differential"});
+  list.push_back({make_variant("softcap_ignored", V::softcap_ignored), "drops the logit softcap",
+                  "attention.softcap_bounds_logits"});
+  list.push_back({make_variant("softcap_unscaled", V::softcap_unscaled),
+                  "caps the logits as tanh(logit / c), forgetting the factor c",
+                  "attention.softcap_infinite"});
+  list.push_back({make_variant("softcap_after_bias", V::softcap_after_bias),
+                  "caps the logit plus the bias, c·tanh((logit + bias) / c)",
                   "attention.differential"});
   add_generic(list, "attention");
   return list;

@@ -106,6 +106,57 @@ int64_t widest_distance(const AttentionCall& call) {
   return widest;
 }
 
+// For softcap_bounds_logits: f32, no mask, v[j] the one-hot row e_j (dv = tk), so that out[i, h, j]
+// is key j's softmax weight. f32 because the bound on the weights' ratio is the variant's maths,
+// independent of the dtype, while a bf16 unit would hide it.
+VariantSpec one_hot_spec() {
+  VariantSpec s = *variant_spec();
+  s.dtype = DType::f32;
+  s.mask = Mask::none;
+  s.with_positions = false;
+  s.tk = std::max<int64_t>(s.tk % 40, 2);
+  s.dv = s.tk;
+  return s;
+}
+
+void one_hot_values(const AttentionCall& call) {
+  for (int64_t j = 0; j < call.v.shape[0]; ++j)
+    for (int64_t h = 0; h < call.v.shape[1]; ++h)
+      for (int64_t c = 0; c < call.v.shape[2]; ++c)
+        store(call.v, call.v.offset(j, h, c), j == c ? 1.0 : 0.0);
+}
+
+// Whether every row's weights (out of a one-hot call) lie within a factor e^(2·cap) of each other,
+// up to `units` of the family's unit ulp(1)·(1 + |scale|·‖q_i‖·kmax) on each weight.
+Verdict weights_within_cap(const AttentionCall& call, double cap, double units) {
+  const Tensor &q = call.q, &k = call.k;
+  double kmax = 0;
+  for (int64_t j = 0; j < k.shape[0]; ++j)
+    for (int64_t h = 0; h < k.shape[1]; ++h) {
+      double norm = 0;
+      for (int64_t c = 0; c < k.shape[2]; ++c) norm += std::pow(load(k, k.offset(j, h, c)), 2);
+      kmax = std::max(kmax, std::sqrt(norm));
+    }
+  for (int64_t i = 0; i < q.shape[0]; ++i)
+    for (int64_t h = 0; h < q.shape[1]; ++h) {
+      double qnorm = 0, lo = INFINITY, hi = 0;
+      for (int64_t c = 0; c < q.shape[2]; ++c) qnorm += std::pow(load(q, q.offset(i, h, c)), 2);
+      for (int64_t j = 0; j < call.out.shape[2]; ++j) {
+        const double p = load(call.out, call.out.offset(i, h, j));
+        lo = std::min(lo, p);
+        hi = std::max(hi, p);
+      }
+      const double slack = units * ulp_of(DType::f32, 1.0) *
+                           (1 + std::fabs(call.resolved_scale()) * std::sqrt(qnorm) * kmax);
+      if (lo < hi * std::exp(-2 * cap) - slack)
+        return Verdict::fail(fmt::format(
+            "row {} head {}: weights {:.6g} and {:.6g} differ by more than e^(2·softcap) = {:.6g} "
+            "(slack {:.3g}): some logit left [−{}, {}]",
+            i, h, lo, hi, std::exp(2 * cap), slack, cap, cap));
+    }
+  return Verdict::pass();
+}
+
 }  // namespace
 
 std::vector<Property<AttentionCall>> attention_variant_properties() {
@@ -136,6 +187,49 @@ std::vector<Property<AttentionCall>> attention_variant_properties() {
                        },
                    .needs = variant::attention_window,
                    .minimum = dtype_shares({{"causal", 0.3}})});
+
+  props.push_back(
+      {.name = "attention.softcap_infinite",
+       .statement = "a softcap of 2^30, far beyond every logit, gives the output of no softcap",
+       .body =
+           [](Case<Call>& c) {
+             const VariantSpec s = *variant_spec();
+             classify(s);
+             Arena probe;
+             Call shape = build(s, probe);
+             shape.softcap = 0x1p30;
+             c.each(shape, [&](const Impl<Call>& impl) {
+               const auto capped = [](Call& call) { call.softcap = 0x1p30; };
+               const auto uncapped = [](Call&) {};
+               return Verdict::of(compare_edited(impl, s, capped, uncapped),
+                                  "softcap=2^30 vs no softcap");
+             });
+           },
+       .needs = variant::attention_softcap,
+       .minimum = dtype_shares({{"causal", 0.3}})});
+
+  props.push_back(
+      {.name = "attention.softcap_bounds_logits",
+       .statement =
+           "softcapped logits lie within ±softcap: any two keys' weights are within a factor "
+           "e^(2·softcap) (f32, no bias, one-hot values)",
+       .body =
+           [](Case<Call>& c) {
+             const VariantSpec s = one_hot_spec();
+             const double cap = *rc::gen::element(0.25, 0.5, 1.0);
+             Arena probe;
+             Call shape = build(s, probe);
+             shape.softcap = cap;
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena arena;
+               Call call = build(s, arena);
+               call.softcap = cap;
+               one_hot_values(call);
+               impl.run(call);
+               return weights_within_cap(call, cap, exact_bound(impl.bound));
+             });
+           },
+       .needs = variant::attention_softcap});
 
   return props;
 }

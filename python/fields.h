@@ -22,6 +22,7 @@ void fields(AttentionCall& c, V&& v) {
   v("bias", c.bias, in);
   v("scale", c.scale, scalar);
   v("window_left", c.window_left, scalar);
+  v("softcap", c.softcap, scalar);
   v("threads", c.threads, scalar);
 }
 template <class V>

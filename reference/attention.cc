@@ -1,5 +1,5 @@
-// softmax(scale·q·kᵀ + bias + mask)·v in fp64 (mask: causal and sliding window, visible()), one
-// query row and head at a time.
+// softmax(softcap(scale·q·kᵀ) + bias + mask)·v in fp64 (mask: causal and sliding window,
+// visible()), one query row and head at a time.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -31,7 +31,8 @@ void attention(const AttentionCall& call) {
         double dot = 0;
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
-        score[j] = scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+        score[j] = call.logit(scale * dot) +
+                   (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
         if (std::isnan(score[j])) any_nan = true;
         if (score[j] > row_max) row_max = score[j];
       }

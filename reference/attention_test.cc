@@ -110,6 +110,25 @@ TEST(AttentionReference, SlidingWindowByHand) {
   EXPECT_FLOAT_EQ(out[0], 15.0f / 4);
 }
 
+// Softcap by hand: scale 1, logits q·k = [0, 2], cap 1: weights e^0 : e^tanh(2), and the bias is
+// added after the cap (a bias of 3 on key 0 gives e^3 : e^tanh(2)).
+TEST(AttentionReference, SoftcapByHand) {
+  std::vector<float> q = {1}, k = {0, 2}, v = {0, 1}, out(1), bias = {0, 0};
+  AttentionCall call{.q = view(q.data(), DType::f32, {1, 1, 1}),
+                     .k = view(k.data(), DType::f32, {2, 1, 1}),
+                     .v = view(v.data(), DType::f32, {2, 1, 1}),
+                     .out = view(out.data(), DType::f32, {1, 1, 1}),
+                     .scale = 1.0,
+                     .softcap = 1.0};
+  const double t = std::exp(std::tanh(2.0));
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], t / (1 + t));
+  bias[0] = 3;
+  call.bias = view(bias.data(), DType::f32, {1, 1, 2});
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], t / (std::exp(3.0) + t));
+}
+
 // A row with no visible key is zeros; a masked key's value is never read, so a NaN in an unused
 // cache slot cannot poison the output.
 TEST(AttentionReference, FullyMaskedRowIsZeroAndMaskedValuesAreNotRead) {
@@ -211,6 +230,10 @@ TEST_F(AttentionBadInput, NegativePosition) {
 TEST_F(AttentionBadInput, WindowBelowMinusOne) {
   call.window_left = -2;
   expect("window_left");
+}
+TEST_F(AttentionBadInput, NegativeSoftcap) {
+  call.softcap = -1;
+  expect("softcap");
 }
 TEST_F(AttentionBadInput, OutputAliasesQuery) {
   call.out = call.q;

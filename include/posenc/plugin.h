@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to a struct or a meaning below; posenc loads only its own version. */
-#define POSENC_PLUGIN_ABI_VERSION 2u /* 2: attention's window_left */
+#define POSENC_PLUGIN_ABI_VERSION 2u /* 2: attention's variants (window_left, softcap) */
 
 /* The one symbol posenc looks up in the library. */
 #define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
@@ -77,7 +77,8 @@ enum {
 #define POSENC_VARIANT_ATTENTION_BIAS ((uint64_t)1 << 9)
 #define POSENC_VARIANT_ATTENTION_GQA ((uint64_t)1 << 10) /* hq != hkv */
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
-#define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12) /* window_left >= 0 */
+#define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
+#define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -155,6 +156,7 @@ typedef struct posenc_attention_args {
   const DLTensor* bias;        /* optional, [hq, tq, tk] */
   double scale;                /* NaN means 1/sqrt(d) */
   int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
+  double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
   int32_t threads;
 } posenc_attention_args;
 
