@@ -2,7 +2,10 @@
 // 8 heads of 64 and 32 heads of 128 (8 at 4096 tokens), in f32, and in bf16 and f16 (q, k, v and
 // out; ",bf16" or ",f16" in the label). Each shape also runs Eigen's f32 GEMM on the same two
 // products (S = QKᵀ, O = SV per head) as the attention/eigen_gemm row; kernels of every dtype
-// report gemm_pct against it.
+// report gemm_pct against it. Beside them, in f32, the variants: the causal mask, causal with a
+// sliding window of 256 positions (window_left = 255, as Mistral and Gemma 2 local layers), and
+// Gemma 2's softcap of 50 (",causal", ",causal,window_left=255", ",softcap=50" in the label); the
+// masked rows' flops count only the visible scores.
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -125,22 +128,48 @@ void register_gemm_rows(const Shape& s) {
   }
 }
 
-Case<AttentionCall> attention_case(const Shape& s, DType dtype) {
+// The variant of a row: none (plain attention), or the call's variant fields.
+struct Variant {
+  Mask mask = Mask::none;
+  int64_t window_left = -1;
+  int softcap = 0;
+
+  std::string label() const {
+    std::string str = mask == Mask::causal ? ",causal" : "";
+    if (window_left >= 0) str += ",window_left=" + std::to_string(window_left);
+    if (softcap > 0) str += ",softcap=" + std::to_string(softcap);
+    return str;
+  }
+  // The share of the t × t scores the mask leaves visible (query i sees keys max(0, i − w) … i).
+  double visible_share(int64_t t) const {
+    if (mask == Mask::none && window_left < 0) return 1;
+    double visible = 0;
+    for (int64_t i = 0; i < t; ++i)
+      visible += static_cast<double>(window_left < 0 ? i + 1 : std::min(i, window_left) + 1);
+    return visible / (static_cast<double>(t) * static_cast<double>(t));
+  }
+};
+
+Case<AttentionCall> attention_case(const Shape& s, DType dtype, Variant variant = {}) {
   const double elements = static_cast<double>(s.tokens * s.heads * s.dim);
   const std::string suffix = dtype == DType::f32 ? "" : std::string(",") + dtype_name(dtype);
+  const double flops = s.flops() * variant.visible_share(s.tokens);
   return {
-      .label = s.label() + suffix,
+      .label = s.label() + suffix + variant.label(),
       .bytes = 4 * static_cast<double>(dtype_size(dtype)) * elements,  // q, k, v read, out written
-      .flops = s.flops(),
+      .flops = flops,
       .reference = s.flops() <= 6e8,  // only t=512, h=8, d=64: ~2 s per call in fp64
       .build =
-          [s, dtype](Buffers& b) {
+          [s, dtype, variant](Buffers& b) {
             AttentionCall call;
             call.q = b.values(dtype, {s.tokens, s.heads, s.dim});
             call.k = b.values(dtype, {s.tokens, s.heads, s.dim});
             call.v = b.values(dtype, {s.tokens, s.heads, s.dim});
             call.out = dtype == DType::f32 ? b.zeros({s.tokens, s.heads, s.dim})
                                            : b.values(dtype, {s.tokens, s.heads, s.dim});
+            call.mask = variant.mask;
+            call.window_left = variant.window_left;
+            call.softcap = variant.softcap;
             return call;
           },
       .baseline_flops = [s](int threads) { return gemm_rate(s, threads); },
@@ -161,6 +190,9 @@ void register_attention() {
     register_gemm_rows(s);
     for (DType dtype : {DType::f32, DType::bf16, DType::f16})
       register_case(attention_case(s, dtype));
+    register_case(attention_case(s, DType::f32, {Mask::causal}));
+    register_case(attention_case(s, DType::f32, {Mask::causal, 255}));
+    register_case(attention_case(s, DType::f32, {.softcap = 50}));
   }
 }
 

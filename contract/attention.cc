@@ -33,6 +33,9 @@ void AttentionCall::validate() const {
                  "must be finite (NaN: 1/sqrt(d))");
   POSENC_REQUIRE(mask == Mask::none || mask == Mask::causal, "mask", static_cast<int>(mask),
                  "must be none or causal");
+  POSENC_REQUIRE(window_left >= -1, "window_left", window_left, "must be -1 (no window) or >= 0");
+  POSENC_REQUIRE(std::isfinite(softcap) && softcap >= 0, "softcap", softcap,
+                 "must be finite and >= 0 (0: no softcap)");
   POSENC_REQUIRE(q_positions.has_value() == k_positions.has_value(), "q_positions",
                  q_positions ? "given" : "absent", "q_positions and k_positions come together");
   if (q_positions) {
@@ -59,6 +62,8 @@ uint64_t AttentionCall::required_variants() const {
   if (bias) bits |= variant::attention_bias;
   if (q.shape[1] != k.shape[1]) bits |= variant::attention_gqa;
   if (q_positions) bits |= variant::attention_positions;
+  if (windowed()) bits |= variant::attention_window;
+  if (softcap > 0) bits |= variant::attention_softcap;
   return bits;
 }
 
@@ -74,6 +79,11 @@ int64_t AttentionCall::q_position(int64_t i) const {
 int64_t AttentionCall::k_position(int64_t j) const {
   if (k_positions) return load_index(*k_positions, k_positions->offset(j));
   return j;
+}
+
+bool AttentionCall::visible(int64_t i, int64_t j) const {
+  if (mask == Mask::none && !windowed()) return true;
+  return visible_at(q_position(i), k_position(j));
 }
 
 }  // namespace posenc

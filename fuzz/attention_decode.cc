@@ -40,9 +40,10 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
 template <>
 std::string describe(const AttentionCall& call) {
   AttentionCall c = call;
-  return describe_views(named_views(c)) + fmt::format("mask={} scale={} threads={}",
-                                                      static_cast<int>(c.mask), number(c.scale),
-                                                      c.threads);
+  return describe_views(named_views(c)) +
+         fmt::format("mask={} scale={} window_left={} softcap={} threads={}",
+                     static_cast<int>(c.mask), number(c.scale), c.window_left, number(c.softcap),
+                     c.threads);
 }
 
 }  // namespace posenc::harness

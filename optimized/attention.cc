@@ -8,12 +8,13 @@
 // for every thread count.
 //
 // The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
-// visible values are finite. Masked keys contribute nothing: their scores become −∞ and their p
-// exactly 0, and value rows holding NaN or ∞ (an unused KV-cache slot) are zeroed before the GEMM
-// reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite visible value — is
-// recomputed in fp64 exactly as the reference does, so the edge rules (NaN rows, +∞ scores, …)
-// are the reference's own. So is a row whose largest score exceeds 2^20, where f32 cannot tell
-// the scores apart.
+// visible values are finite. Masked keys (causal, sliding window: AttentionCall::visible)
+// contribute nothing: their scores become −∞ and their p exactly 0, key blocks that no row of a
+// work item sees are skipped, and value rows holding NaN or ∞ (an unused KV-cache slot) are zeroed
+// before the GEMM reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite
+// visible value — is recomputed in fp64 by exact_row, which keeps the contract's edge rules (NaN
+// rows, +∞ scores, …). So is a row whose largest score exceeds 2^20, where f32 cannot tell the
+// scores apart.
 //
 // bf16 and f16 calls run the same f32 path: q, k, v and the bias are promoted to f32 as they are
 // packed (exact), and each output is rounded once, to nearest even, from its f32 value. The f32
@@ -69,10 +70,14 @@ struct Plan {
   int64_t heads_per_item = 0, head_chunks = 0, queries_per_item = 0, query_blocks = 0;
   int64_t key_blocks = 0;
   float scale = 0;
+  bool softcapped = false;  // logits softcap·tanh(scale·qk / softcap)
+  float softcap = 0, scale_over_cap = 0;
   bool causal = false, explicit_positions = false;
-  std::vector<int64_t> q_pos;                 // causal: every query's position
-  std::vector<int32_t> k_pos;                 // causal with explicit positions, padded for loads
-  std::vector<int64_t> block_min, block_max;  // causal: key positions' range per key block
+  int64_t window = -1;                        // window_left
+  bool masked = false;                        // causal or windowed: positions matter
+  std::vector<int64_t> q_pos;                 // masked: every query's position
+  std::vector<int32_t> k_pos;                 // masked with explicit positions, padded for loads
+  std::vector<int64_t> block_min, block_max;  // masked: key positions' range per key block
 
   explicit Plan(const AttentionCall& c) : call(&c) {
     tq = c.q.shape[0];
@@ -87,9 +92,16 @@ struct Plan {
     query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
     scale = static_cast<float>(c.resolved_scale());
+    softcapped = c.softcap > 0;
+    if (softcapped) {  // a cap beyond f32's range makes NaN scores: such rows take the exact path
+      softcap = static_cast<float>(c.softcap);
+      scale_over_cap = static_cast<float>(c.resolved_scale() / c.softcap);
+    }
     causal = c.mask == Mask::causal;
     explicit_positions = c.q_positions.has_value();
-    if (!causal) return;
+    window = c.window_left;
+    masked = causal || c.windowed();
+    if (!masked) return;
     q_pos.resize(tq);
     for (int64_t i = 0; i < tq; ++i) q_pos[i] = c.q_position(i);
     if (explicit_positions) {  // positions lie in [0, 2^24]: int32 is exact
@@ -112,6 +124,11 @@ struct Plan {
 
   int64_t items() const { return hq / group * head_chunks * query_blocks; }
 
+  // The earliest key position the window lets a query at position qp see (−1: every key).
+  int64_t oldest_visible(int64_t qp) const {
+    return window < 0 ? -1 : std::max<int64_t>(qp - window, -1);
+  }
+
   // Work item → query heads [h0, h1) of one group and queries [i0, i1). Query blocks alternate
   // from both ends so that a contiguous range of items mixes cheap early rows and costly late
   // ones under a causal mask.
@@ -126,43 +143,45 @@ struct Plan {
   }
 };
 
-// One output row computed exactly as the reference computes it, in fp64; for rows the fast path
-// does not cover.
+// One output row in fp64, for rows the fast path does not cover. Two passes over the row, the
+// scores and their maximum, then the weights exp(score − maximum), and each output column summed
+// over the weights; written apart from the reference, which the differential tests compare it
+// with. (An online softmax would not do: its rescaling can leave an infinite value's weight
+// nonzero where the contract's exp(score − maximum) underflows to 0 and makes 0·∞ = NaN.) The
+// edge rules follow from the arithmetic: a NaN score makes the row NaN; a +∞ score makes the sum
+// NaN (exp(∞ − ∞)), and a row whose sum is not positive (no visible key, or that NaN) is zeros.
 inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
   const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
   const int64_t tk = k.shape[0], d = q.shape[2], dv = v.shape[2];
   const int64_t kvh = h / (q.shape[1] / k.shape[1]);
-  const double scale = call.resolved_scale();
-  const double kMasked = -std::numeric_limits<double>::infinity();
-  std::vector<double> score(tk), acc(dv, 0.0);
-  double row_max = kMasked;
-  bool any_nan = false;
+  const double scale = call.resolved_scale(), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> qrow(d);
+  for (int64_t c = 0; c < d; ++c) qrow[c] = load(q, q.offset(i, h, c));
+  std::vector<int64_t> keys;  // visible keys whose score is not −∞
+  std::vector<double> weight;
+  double top = -inf;
   for (int64_t j = 0; j < tk; ++j) {
-    if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i)) {
-      score[j] = kMasked;
-      continue;
-    }
+    if (!call.visible(i, j)) continue;
     double dot = 0;
-    for (int64_t c = 0; c < d; ++c)
-      dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
-    score[j] = scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
-    if (std::isnan(score[j])) any_nan = true;
-    if (score[j] > row_max) row_max = score[j];
+    for (int64_t c = 0; c < d; ++c) dot += qrow[c] * load(k, k.offset(j, kvh, c));
+    const double score =
+        call.logit(scale * dot) + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+    if (std::isnan(score)) {
+      for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), std::nan(""));
+      return;
+    }
+    if (score == -inf) continue;
+    keys.push_back(j);
+    weight.push_back(score);
+    top = std::max(top, score);
   }
   double total = 0;
-  if (any_nan) {
-    std::fill(acc.begin(), acc.end(), std::nan(""));
-    total = 1;
-  } else if (row_max != kMasked) {
-    for (int64_t j = 0; j < tk; ++j) {
-      if (score[j] == kMasked) continue;
-      const double w = std::exp(score[j] - row_max);
-      total += w;
-      for (int64_t c = 0; c < dv; ++c) acc[c] += w * load(v, v.offset(j, kvh, c));
-    }
+  for (double& w : weight) total += (w = std::exp(w - top));
+  for (int64_t c = 0; c < dv; ++c) {
+    double sum = 0;
+    for (size_t n = 0; n < keys.size(); ++n) sum += weight[n] * load(v, v.offset(keys[n], kvh, c));
+    store(out, out.offset(i, h, c), total > 0 ? sum / total : 0.0);
   }
-  for (int64_t c = 0; c < dv; ++c)
-    store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
 }
 
 // Per-thread buffers, 64-byte aligned; rows padded to whole vectors. Each thread keeps its own
@@ -353,16 +372,20 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   const int64_t padded = round_up(n, N);
   sc.alpha[r] = 1;  // unless a new maximum rescales the accumulator below
 
-  // Keys [0, limit) may be visible; with explicit positions each is checked too.
-  int64_t limit = n;
+  // Keys [first, limit) may be visible; with explicit positions each is checked too.
+  int64_t first = 0, limit = n, oldest = -1;
   bool check_positions = false;
-  if (plan.causal) {
+  if (plan.masked) {
     const int64_t qp = plan.q_pos[i];
-    if (plan.block_min[kb] > qp) limit = 0;
-    if (plan.explicit_positions) {
-      check_positions = plan.block_max[kb] > qp;
-    } else {
-      limit = std::clamp<int64_t>(qp - j0 + 1, 0, n);
+    oldest = plan.oldest_visible(qp);
+    if ((plan.causal && plan.block_min[kb] > qp) || plan.block_max[kb] < oldest) {
+      limit = 0;
+    } else if (plan.explicit_positions) {
+      check_positions = (plan.causal && plan.block_max[kb] > qp) || plan.block_min[kb] < oldest;
+    } else {  // k_pos[j] = j
+      if (plan.causal) limit = std::clamp<int64_t>(qp - j0 + 1, 0, n);
+      first = std::clamp<int64_t>(oldest - j0, 0, n);
+      if (first >= limit) limit = 0;
     }
   }
   const float kNegInf = -std::numeric_limits<float>::infinity();
@@ -384,12 +407,16 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
 
   const auto neg_inf = hn::Set(df, kNegInf);
   const auto scale = hn::Set(df, plan.scale);
+  // Positions lie in [0, 2^24] and oldest in [−1, 2^24]: int32 is exact.
   const auto qp32 = hn::Set(di, check_positions ? static_cast<int32_t>(plan.q_pos[i]) : 0);
+  const auto oldest32 = hn::Set(di, static_cast<int32_t>(oldest));
   const auto visible_at = [&](int64_t c) {
     auto visible = hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(limit - c, 0)));
+    if (first > c) visible = hn::AndNot(hn::FirstN(df, static_cast<size_t>(first - c)), visible);
     if (check_positions) {
       const auto kp = hn::LoadU(di, plan.k_pos.data() + j0 + c);
-      visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, qp32)), visible);
+      if (plan.causal) visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, qp32)), visible);
+      visible = hn::AndNot(hn::RebindMask(df, hn::Lt(kp, oldest32)), visible);
     }
     return visible;
   };
@@ -397,15 +424,22 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     return bias != nullptr ? hn::LoadU(df, bias + c) : hn::Zero(df);  // copied rows are padded
   };
 
-  // Pass 1: the scores' maximum, and whether the row needs the exact path.
+  // Pass 1: the scores' maximum, and whether the row needs the exact path. A softcap turns the
+  // products into capped logits in place, so that pass 2 reads logits at scale 1.
+  const auto cap = hn::Set(df, plan.softcap), scale_over_cap = hn::Set(df, plan.scale_over_cap);
   auto row_max = neg_inf;
   auto bad = hn::Lt(row_max, row_max);  // all false
   for (int64_t c = 0; c < padded; c += N) {
     const auto visible = visible_at(c);
     const auto raw = hn::Load(df, s + c), b = bias_at(c);
-    const auto score = hn::MulAdd(raw, scale, b);
+    auto score = hn::MulAdd(raw, scale, b);
+    if (plan.softcapped) {
+      const auto logit = hn::Mul(cap, hn::Tanh(df, hn::Mul(raw, scale_over_cap)));
+      hn::Store(logit, df, s + c);
+      score = hn::Add(logit, b);
+    }
     // −∞ from the bias masks the key, as long as the product itself is finite.
-    const auto ok = hn::Or(hn::IsFinite(score), hn::And(hn::IsFinite(raw), hn::Eq(b, neg_inf)));
+    const auto ok = hn::And(hn::IsFinite(raw), hn::Or(hn::IsFinite(score), hn::Eq(b, neg_inf)));
     bad = hn::Or(bad, hn::AndNot(ok, visible));
     row_max = hn::Max(row_max, hn::IfThenElse(visible, score, neg_inf));
   }
@@ -423,9 +457,10 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   // the maximum are close (Sterbenz), so a large common bias costs no accuracy.
   const auto max = hn::Set(df, new_max);
   const auto floor = hn::Set(df, -126.0f);  // below Exp's range: gives 0, and −∞ never reaches Exp
+  const auto factor = plan.softcapped ? hn::Set(df, 1.0f) : scale;
   auto sum = hn::Zero(df);
   for (int64_t c = 0; c < padded; c += N) {
-    const auto x = hn::MulAdd(hn::Load(df, s + c), scale, hn::Sub(bias_at(c), max));
+    const auto x = hn::MulAdd(hn::Load(df, s + c), factor, hn::Sub(bias_at(c), max));
     const auto p = hn::Exp(df, hn::Max(hn::IfThenElse(visible_at(c), x, neg_inf), floor));
     hn::Store(p, df, s + c);
     sum = hn::Add(sum, p);
@@ -440,10 +475,10 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   return true;
 }
 
-// Whether key j counts for query i of head h: not masked, by the causal mask or by a −∞ bias.
+// Whether key j counts for query i of head h: not masked, by the mask, the window or a −∞ bias.
 HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
   const AttentionCall& call = *plan.call;
-  if (plan.causal && call.k_position(j) > plan.q_pos[i]) return false;
+  if (!call.visible(i, j)) return false;
   return !(call.bias && load(*call.bias, call.bias->offset(h, i, j)) ==
                             -std::numeric_limits<double>::infinity());
 }
@@ -469,11 +504,17 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     sc.l[r] = 0;
     sc.exceptional[r] = 0;
   }
-  int64_t last_position = 0;
-  if (plan.causal) last_position = *std::max_element(&plan.q_pos[i0], &plan.q_pos[i0] + queries);
+  // Key blocks that every row's mask or window hides are skipped.
+  int64_t last_position = 0, oldest = -1;
+  if (plan.masked) {
+    const auto [lo, hi] = std::minmax_element(&plan.q_pos[i0], &plan.q_pos[i0] + queries);
+    last_position = *hi;
+    oldest = plan.oldest_visible(*lo);
+  }
 
   for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
-    if (plan.causal && plan.block_min[kb] > last_position) continue;  // masked for every row
+    if (plan.causal && plan.block_min[kb] > last_position) continue;
+    if (plan.masked && plan.block_max[kb] < oldest) continue;
     const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
 
     int64_t ldk, ldv;
@@ -584,14 +625,15 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
 }  // namespace
 
 // softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
-// by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 as the
-// reference does. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the
+// by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 by
+// exact_row. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the
 // error analysis is in attention.cc).
 std::vector<Impl<AttentionCall>> attention() {
   static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
   const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
                             variant::attention_causal | variant::attention_bias |
-                            variant::attention_gqa | variant::attention_positions;
+                            variant::attention_gqa | variant::attention_positions |
+                            variant::attention_window | variant::attention_softcap;
   return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
                                      run_attention);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -36,6 +37,8 @@ struct Shape {
   Layout layout = Layout::contiguous;
   DType dtype = DType::f32;  // of q, k, v and out
   bool f32_bias = false;     // the bias in f32 rather than in `dtype`
+  int64_t window = -1;       // window_left
+  double softcap = 0;
 };
 
 std::string describe(const Shape& s) {
@@ -44,7 +47,9 @@ std::string describe(const Shape& s) {
          " d=" + std::to_string(s.d) + " dv=" + std::to_string(s.dv) +
          (s.mask == Mask::causal ? " causal" : "") + (s.bias ? " bias" : "") +
          (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout) + " " +
-         dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "");
+         dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "") +
+         (s.window >= 0 ? " window_left=" + std::to_string(s.window) : "") +
+         (s.softcap > 0 ? " softcap=" + std::to_string(s.softcap) : "");
 }
 
 // A problem of random values; `edit` may then plant special values in it.
@@ -62,6 +67,8 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
         values.fill(call.k, -1.5, 1.5);
         values.fill(call.v);
         call.mask = s.mask;
+        call.window_left = s.window;
+        call.softcap = s.softcap;
         if (s.bias) {
           call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layout);
           values.fill(*call.bias, -2, 2);
@@ -529,6 +536,94 @@ TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
   }
 }
 
+// Sliding windows around the key block (128) and query block (64) edges, alone and with causal,
+// implicit and explicit (cache-pattern) positions, every dtype.
+TEST(OptimizedAttention, SlidingWindowEveryTargetMatches) {
+  uint64_t seed = 300;
+  for (int64_t window : {0, 1, 63, 127, 128, 129, 400}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      const bool positions = seed % 2 == 0;
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{70, 520, 4, 2, 17, 9, mask, seed % 3 == 0, positions, Layout::contiguous, dtype};
+      s.window = window;
+      expect_every_target_matches(problem(s, seed++));
+      s.tq = 1;  // decoding
+      s.layout = Layout::padded;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+}
+
+// The bound is inclusive: query i sees key j iff q_pos[i] − k_pos[j] ≤ window_left. With q = 0
+// every visible key weighs the same, and v = one-hot columns show which keys each row saw.
+TEST(OptimizedAttention, SlidingWindowBoundIsInclusive) {
+  const int64_t tq = 5, tk = 300, window = 130;
+  for (bool positions : {false, true}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      Shape s{tq, tk, 1, 1, 4, tk, mask, false, positions};
+      s.window = window;
+      for (const auto& impl : attention()) {
+        Arena arena;
+        const AttentionCall call = problem(s, 7, [](AttentionCall& c) {
+                                     for (int64_t i = 0; i < c.q.shape[0]; ++i)
+                                       for (int64_t e = 0; e < c.q.shape[2]; ++e)
+                                         set(c.q, c.q.offset(i, 0, e), 0.0f);
+                                     for (int64_t j = 0; j < c.v.shape[0]; ++j)
+                                       for (int64_t e = 0; e < c.v.shape[2]; ++e)
+                                         set(c.v, c.v.offset(j, 0, e), j == e ? 1.0f : 0.0f);
+                                   }).build(arena);
+        impl.run(call);
+        for (int64_t i = 0; i < tq; ++i) {
+          const int64_t qp = call.q_position(i);
+          for (int64_t j = 0; j < tk; ++j) {
+            const int64_t distance = qp - call.k_position(j);
+            const bool expected = distance <= window && (mask == Mask::none || distance >= 0);
+            const float got = call.out.as<float>()[call.out.offset(i, 0, j)];
+            ASSERT_EQ(got > 0, expected) << impl.name << " " << describe(s) << " query " << i
+                                         << " key " << j << " distance " << distance;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(OptimizedAttention, SlidingWindowBitwiseIdenticalForEveryThreadCount) {
+  Shape s{200, 600, 4, 2, 32, 32, Mask::causal, true, true};
+  s.window = 150;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 22));
+}
+
+// Softcaps from tight (0.5: most logits saturate) to Gemma 2's 50, with and without a bias (added
+// after the cap) and a window, every dtype; and its edge rows: a NaN logit, and an f32 overflow
+// of q·k, which the cap brings back to ±softcap in fp64.
+TEST(OptimizedAttention, SoftcapEveryTargetMatches) {
+  uint64_t seed = 400;
+  for (double softcap : {0.5, 5.0, 50.0}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{70, 300, 4, 2, 17, 9, mask, seed % 2 == 0, false, Layout::contiguous, dtype};
+      s.softcap = softcap;
+      s.window = mask == Mask::causal ? 140 : -1;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+  Shape s{4, 270, 2, 1, 8, 8, Mask::none, true};
+  s.softcap = 2;
+  expect_every_target_matches(
+      problem(s, 11, [](AttentionCall& c) { set(c.q, c.q.offset(1, 0, 3), kNaN); }));
+  expect_every_target_matches(problem(s, 16, [](AttentionCall& c) {
+    set(c.q, c.q.offset(3, 1, 0), 1e30f);
+    set(c.k, c.k.offset(9, 0, 0), 1e20f);  // 1e50 overflows f32 but not fp64
+  }));
+}
+
+TEST(OptimizedAttention, SoftcapBitwiseIdenticalForEveryThreadCount) {
+  Shape s{200, 300, 4, 2, 32, 32, Mask::causal, true};
+  s.softcap = 30;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 23));
+}
+
 TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
   for (const auto& impl : attention()) {
     Arena arena;
@@ -546,6 +641,14 @@ TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
     bad = call;
     bad.threads = -2;
     harness::expect_rejected(impl.run, bad, arena, "threads");
+    bad = call;
+    bad.window_left = -2;
+    harness::expect_rejected(impl.run, bad, arena, "window_left");
+    for (double softcap : {-1.0, double{INFINITY}, double{NAN}}) {
+      bad = call;
+      bad.softcap = softcap;
+      harness::expect_rejected(impl.run, bad, arena, "softcap");
+    }
   }
 }
 

@@ -8,7 +8,9 @@ namespace posenc::plugin {
 static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
               POSENC_VARIANT_ATTENTION_BIAS == variant::attention_bias &&
               POSENC_VARIANT_ATTENTION_GQA == variant::attention_gqa &&
-              POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions);
+              POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions &&
+              POSENC_VARIANT_ATTENTION_WINDOW == variant::attention_window &&
+              POSENC_VARIANT_ATTENTION_SOFTCAP == variant::attention_softcap);
 static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
               POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
 
@@ -22,6 +24,8 @@ posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
           .k_positions = t(c.k_positions),
           .bias = t(c.bias),
           .scale = c.scale,
+          .window_left = c.window_left,
+          .softcap = c.softcap,
           .threads = c.threads};
 }
 

@@ -12,12 +12,19 @@
 
 namespace posenc::harness {
 
+// properties/attention_variants.cc: the properties of the sliding window and the other variants.
+std::vector<Property<AttentionCall>> attention_variant_properties();
+// Two runs of an implementation with bound `bound` (f32 units), each within it of the reference:
+// for metamorphic properties.
+Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, double bound);
+
 namespace {
 
 // `units` of ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and
 // kernel.h: a bound already in the output dtype's units. vmax and kmax are taken over the keys the
-// row sees (not causally masked, bias not −∞): an output is an average of those values only, and
-// a hidden key's ∞ or huge value (an unused KV-cache slot) says nothing about its error.
+// row sees (visible(): not causally masked, inside the window; bias not −∞): an output is an
+// average of those values only, and a hidden key's ∞ or huge value (an unused KV-cache slot) says
+// nothing about its error.
 Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& got, double units) {
   const Tensor &q = expected.q, &k = expected.k, &v = expected.v;
   const int64_t tq = q.shape[0], hq = q.shape[1], tk = k.shape[0], dv = v.shape[2];
@@ -39,8 +46,7 @@ Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& 
       double kmax = 0, qnorm = 0;
       std::fill(vmax.begin(), vmax.end(), 0.0);
       for (int64_t j = 0; j < tk; ++j) {
-        if (expected.mask == Mask::causal && expected.k_position(j) > expected.q_position(i))
-          continue;
+        if (!expected.visible(i, j)) continue;
         if (expected.bias && load(*expected.bias, expected.bias->offset(h, i, j)) == -INFINITY)
           continue;
         kmax = std::fmax(kmax, knorm[j * k.shape[1] + kvh]);
@@ -64,12 +70,18 @@ Comparison compare(const AttentionCall& expected, const AttentionCall& got, cons
   return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound));
 }
 
+Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, double bound) {
+  return compare_in_units(a, b, metamorphic_bound(dtype_bound(b.out.dtype, bound)));
+}
+
 namespace {
 
 // One attention problem. Layout slots: q, k, v, out, bias, q_positions, k_positions.
 struct AttentionSpec {
   int64_t tq = 0, tk = 0, hq = 1, hkv = 1, d = 1, dv = 1;
   Mask mask = Mask::none;
+  int64_t window_left = -1;
+  double softcap = 0;
   bool with_positions = false;
   enum class Bias : uint8_t { none, values, alibi } bias = Bias::none;
   double scale = std::nan("");
@@ -92,11 +104,15 @@ struct AttentionSpec {
       if (k_position(j) >= k_position(slot)) slot = j;
     return slot;
   }
-  // Whether some query cannot see the slot (so its row must ignore the slot's values).
+  // Whether some query cannot see the slot (so its row must ignore the slot's values): the call's
+  // own rule (AttentionCall::visible_at), so windows count as hiding it too.
   bool slot_hidden() const {
-    if (!unused_slot || mask != Mask::causal || tk == 0) return false;
+    if (!unused_slot || tk == 0) return false;
+    AttentionCall rule;
+    rule.mask = mask;
+    rule.window_left = window_left;
     for (int64_t i = 0; i < tq; ++i)
-      if (k_position(slot_key()) > q_position(i)) return true;
+      if (!rule.visible_at(q_position(i), k_position(slot_key()))) return true;
     return false;
   }
 
@@ -110,6 +126,8 @@ std::string describe(const AttentionSpec& s) {
   std::string str =
       fmt::format("{} tq={} tk={} hq={} hkv={} d={} dv={} mask={}", dtype_name(s.dtype), s.tq, s.tk,
                   s.hq, s.hkv, s.d, s.dv, s.mask == Mask::causal ? "causal" : "none");
+  if (s.window_left >= 0) str += fmt::format(" window_left={}", s.window_left);
+  if (s.softcap > 0) str += fmt::format(" softcap={}", s.softcap);
   if (s.f32_bias) str += " f32 bias";
   if (!std::isnan(s.scale)) str += fmt::format(" scale={}", s.scale);
   if (s.with_positions)
@@ -152,6 +170,8 @@ AttentionCall build(const AttentionSpec& s, Arena& arena) {
         store(call.v, call.v.offset(s.slot_key(), h, c), slot[c % 3]);
   }
   call.mask = s.mask;
+  call.window_left = s.window_left;
+  call.softcap = s.softcap;
   call.scale = s.scale;
   if (s.bias != AttentionSpec::Bias::none) {
     call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layouts[4]);
@@ -182,7 +202,17 @@ rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, i
     s.d = *gen::sized(1, max_d);
     s.dv = *gen::sized(1, 24);
     s.mask = *rc::gen::element(Mask::none, Mask::causal);
-    s.with_positions = s.mask == Mask::causal && *rc::gen::arbitrary<bool>();
+    // Windows within the keys (inclusive bound: 0 sees the query's own position), or spanning
+    // long-range positions.
+    s.window_left = *rc::gen::weightedOneOf<int64_t>(
+        {{4, rc::gen::just<int64_t>(-1)},
+         {2, gen::uniform(0, std::max<int64_t>(max_tk, 1))},
+         {1, rc::gen::map(gen::uniform(0, 24), [](int64_t e) { return int64_t{1} << e; })}});
+    // Softcaps from tight to Gemma 2's 50 (30 is Grok's, 1 saturates most logits).
+    s.softcap = *rc::gen::weightedOneOf<double>(
+        {{4, rc::gen::just(0.0)}, {1, rc::gen::element(0.5, 1.0, 5.0, 30.0, 50.0)}});
+    s.with_positions =
+        (s.mask == Mask::causal || s.window_left >= 0) && *rc::gen::arbitrary<bool>();
     if (s.with_positions) {
       s.q_pos = *gen::positions(s.tq, kMaxPosition);
       s.k_pos = *gen::positions(s.tk, kMaxPosition);
@@ -199,7 +229,7 @@ rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, i
     s.k = *values;
     s.v = *values;
     if (s.bias == AttentionSpec::Bias::values) s.bias_values = *values;
-    if (specials && s.mask == Mask::causal && *rc::gen::arbitrary<bool>()) {
+    if (specials && (s.mask == Mask::causal || s.window_left >= 0) && *rc::gen::arbitrary<bool>()) {
       s.unused_slot = true;
       s.v.lo = s.v.hi = 12;
     }
@@ -218,6 +248,8 @@ void classify(const AttentionSpec& s) {
   RC_CLASSIFY(s.hq != s.hkv, "GQA");
   RC_CLASSIFY(s.d % 16 != 0, "tail");
   RC_CLASSIFY(s.mask == Mask::causal, "causal");
+  RC_CLASSIFY(s.window_left >= 0, "window");
+  RC_CLASSIFY(s.softcap > 0, "softcap");
   RC_CLASSIFY(s.bias != AttentionSpec::Bias::none, "bias");
   RC_CLASSIFY(s.with_positions, "positions");
   RC_CLASSIFY(s.with_positions && (s.q_pos.long_range() || s.k_pos.long_range()), "long positions");
@@ -256,6 +288,8 @@ rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias 
     const int64_t n = *gen::sized(min_n, 24);
     s.tq = s.tk = n;
     s.mask = mask;
+    s.window_left = -1;
+    s.softcap = 0;
     s.bias = bias;
     s.with_positions = false;
     if (generic) {
@@ -323,8 +357,8 @@ Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec&
   return compare_in_units(e, g, bound);
 }
 
-// softmax(scale·QKᵀ + bias + mask)·V in double with Eigen, head by head: an oracle written apart
-// from the scalar reference (finite inputs).
+// softmax(softcap(scale·QKᵀ) + bias + mask)·V in double with Eigen, head by head: an oracle written
+// apart from the scalar reference (finite inputs).
 Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
   using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const int64_t tq = call.q.shape[0], hq = call.q.shape[1], d = call.q.shape[2];
@@ -342,9 +376,9 @@ Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
     Matrix scores = call.resolved_scale() * q * k.transpose();
     for (int64_t i = 0; i < tq; ++i)
       for (int64_t j = 0; j < tk; ++j) {
+        scores(i, j) = call.logit(scores(i, j));
         if (call.bias) scores(i, j) += load(*call.bias, call.bias->offset(h, i, j));
-        if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i))
-          scores(i, j) = -inf;
+        if (!call.visible(i, j)) scores(i, j) = -inf;
       }
     Matrix result = Matrix::Zero(tq, dv);
     for (int64_t i = 0; i < tq; ++i) {
@@ -381,6 +415,8 @@ std::vector<Property<AttentionCall>> attention_properties() {
       .minimum = dtype_shares({{"GQA", 0.15},
                                {"tail", 0.3},
                                {"causal", 0.3},
+                               {"window", 0.15},
+                               {"softcap", 0.1},
                                {"bias", 0.15},
                                {"positions", 0.1},
                                {"specials", 0.05},
@@ -436,12 +472,22 @@ std::vector<Property<AttentionCall>> attention_properties() {
                    c.scale = s;
                    return true;
                  }});
+  m.push_back({"window_left = -2", [](Call& c, Arena&) {
+                 c.window_left = -2;
+                 return true;
+               }});
+  for (double cap : {-1.0, double{INFINITY}})
+    m.push_back({fmt::format("softcap = {}", cap), [cap](Call& c, Arena&) {
+                   c.softcap = cap;
+                   return true;
+                 }});
   m.push_back({"mask = 7", [](Call& c, Arena&) {
                  c.mask = static_cast<Mask>(7);
                  return true;
                }});
 
   auto props = generic_properties<Call>("attention", problems);
+  for (auto& p : attention_variant_properties()) props.push_back(std::move(p));
 
   props.push_back(
       {.name = "attention.permutation_equivariance",

@@ -40,6 +40,9 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   // An f32 bias under bf16 or f16 activations read as 2-byte elements: within its memory, wrong.
   if (bias && bug == AttentionBug::bias_in_activation_dtype) bias->dtype = q.dtype;
   std::vector<double> score(tk), acc(dv);
+  AttentionCall unmasked = call;  // what ignores_causal_mask sees: the window, if any, stays
+  unmasked.mask = Mask::none;
+  const AttentionCall& seen = bug == AttentionBug::ignores_causal_mask ? unmasked : call;
   for (int64_t h = 0; h < hq; ++h) {
     const int64_t kvh = bug == AttentionBug::gqa_wrong_head ? h % hkv : h / group;
     for (int64_t i = 0; i < tq; ++i) {
@@ -48,12 +51,10 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
         double dot = 0;
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
-        score[j] = call.resolved_scale() * dot;
+        score[j] = call.logit(call.resolved_scale() * dot);
         if (bias && bug != AttentionBug::ignores_bias)
           score[j] += load(*bias, bias->offset(h, i, j));
-        if (call.mask == Mask::causal && bug != AttentionBug::ignores_causal_mask &&
-            call.k_position(j) > call.q_position(i))
-          score[j] = -INFINITY;
+        if (!seen.visible(i, j)) score[j] = -INFINITY;
         top = std::fmax(top, score[j]);
       }
       if (bug == AttentionBug::unstable_softmax) top = 0;
@@ -99,6 +100,63 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   }
 }
 
+// ---- attention variants (issue 21) ----
+
+enum class AttentionVariantBug {
+  window_exclusive,    // hides the key at exactly window_left (q_pos − k_pos < w): sglang#26147
+  window_two_sided,    // also hides keys more than window_left after the query (|q − k| ≤ w)
+  softcap_ignored,     // the softcap dropped (sglang#33915)
+  softcap_unscaled,    // tanh(logit / c), forgetting to multiply back by c
+  softcap_after_bias,  // c·tanh((logit + bias) / c): the bias capped too
+};
+
+// The reference's arithmetic in fp64 (finite inputs), with the bug's idea of one variant.
+void attention_variant_with(AttentionVariantBug bug, const AttentionCall& call) {
+  using B = AttentionVariantBug;
+  call.validate();
+  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
+  const int64_t tk = k.shape[0], group = hq / k.shape[1], dv = v.shape[2];
+  const double cap = call.softcap, w = static_cast<double>(call.window_left);
+  const auto visible = [&](int64_t i, int64_t j) {
+    const int64_t distance = call.q_position(i) - call.k_position(j);
+    if (bug == B::window_exclusive && call.windowed() && distance >= w) return false;
+    if (bug == B::window_two_sided && call.windowed() && std::abs(distance) > w) return false;
+    return call.visible(i, j);
+  };
+  const auto score = [&](double scaled_dot, double bias) {
+    if (cap == 0 || bug == B::softcap_ignored) return scaled_dot + bias;
+    if (bug == B::softcap_unscaled) return std::tanh(scaled_dot / cap) + bias;
+    if (bug == B::softcap_after_bias) return cap * std::tanh((scaled_dot + bias) / cap);
+    return call.logit(scaled_dot) + bias;
+  };
+  std::vector<double> s(tk), acc(dv);
+  for (int64_t h = 0; h < hq; ++h)
+    for (int64_t i = 0; i < tq; ++i) {
+      double top = -INFINITY;
+      for (int64_t j = 0; j < tk; ++j) {
+        s[j] = -INFINITY;
+        if (!visible(i, j)) continue;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, h / group, c));
+        s[j] = score(call.resolved_scale() * dot,
+                     call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+        top = std::max(top, s[j]);
+      }
+      std::fill(acc.begin(), acc.end(), 0.0);
+      double total = 0;
+      for (int64_t j = 0; j < tk && top > -INFINITY; ++j) {
+        if (s[j] == -INFINITY) continue;
+        const double p = std::exp(s[j] - top);
+        total += p;
+        for (int64_t c = 0; c < dv; ++c) acc[c] += p * load(v, v.offset(j, h / group, c));
+      }
+      for (int64_t c = 0; c < dv; ++c)
+        store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+    }
+}
+
 }  // namespace
 
 template <>
@@ -129,6 +187,24 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
        "turns the rows that cannot see it into NaN",
        "attention.differential"},
   };
+  using V = AttentionVariantBug;
+  auto make_variant = [](const char* name, V bug) {
+    return broken_kernel<AttentionCall>(name, bug, attention_variant_with, 2, false);
+  };
+  list.push_back({make_variant("window_exclusive", V::window_exclusive),
+                  "treats window_left as exclusive: hides the key exactly window_left back",
+                  "attention.window_covering_all"});
+  list.push_back({make_variant("window_two_sided", V::window_two_sided),
+                  "applies window_left to later keys too (|q_pos − k_pos| ≤ window_left)",
+                  "attention.differential"});
+  list.push_back({make_variant("softcap_ignored", V::softcap_ignored), "drops the logit softcap",
+                  "attention.softcap_bounds_logits"});
+  list.push_back({make_variant("softcap_unscaled", V::softcap_unscaled),
+                  "caps the logits as tanh(logit / c), forgetting the factor c",
+                  "attention.softcap_infinite"});
+  list.push_back({make_variant("softcap_after_bias", V::softcap_after_bias),
+                  "caps the logit plus the bias, c·tanh((logit + bias) / c)",
+                  "attention.differential"});
   add_generic(list, "attention");
   return list;
 }

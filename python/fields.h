@@ -21,6 +21,8 @@ void fields(AttentionCall& c, V&& v) {
   v("k_positions", c.k_positions, in);
   v("bias", c.bias, in);
   v("scale", c.scale, scalar);
+  v("window_left", c.window_left, scalar);
+  v("softcap", c.softcap, scalar);
   v("threads", c.threads, scalar);
 }
 template <class V>

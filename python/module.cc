@@ -628,6 +628,8 @@ py::dict variant_bits() {
   v["attention_causal"] = variant::attention_causal, v["attention_bias"] = variant::attention_bias;
   v["attention_gqa"] = variant::attention_gqa;
   v["attention_positions"] = variant::attention_positions;
+  v["attention_window"] = variant::attention_window;
+  v["attention_softcap"] = variant::attention_softcap;
   v["sinusoidal_add"] = variant::sinusoidal_add;
   v["sinusoidal_positions"] = variant::sinusoidal_positions;
   v["rope_half_split"] = variant::rope_half_split;

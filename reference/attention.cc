@@ -1,4 +1,5 @@
-// softmax(scale·q·kᵀ + bias + mask)·v in fp64, one query row and head at a time.
+// softmax(softcap(scale·q·kᵀ) + bias + mask)·v in fp64 (mask: causal and sliding window,
+// visible()), one query row and head at a time.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -19,18 +20,19 @@ void attention(const AttentionCall& call) {
   for (int64_t h = 0; h < hq; ++h) {
     const int64_t kvh = h / group;
     for (int64_t i = 0; i < tq; ++i) {
-      // Scores; a masked key gets −∞ and is never read again.
+      // Scores; a key the mask or the window hides gets −∞ and is never read again.
       double row_max = kMasked;
       bool any_nan = false;
       for (int64_t j = 0; j < tk; ++j) {
-        if (call.mask == Mask::causal && call.k_position(j) > call.q_position(i)) {
+        if (!call.visible(i, j)) {
           score[j] = kMasked;
           continue;
         }
         double dot = 0;
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
-        score[j] = scale * dot + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+        score[j] = call.logit(scale * dot) +
+                   (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
         if (std::isnan(score[j])) any_nan = true;
         if (score[j] > row_max) row_max = score[j];
       }

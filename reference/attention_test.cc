@@ -83,6 +83,52 @@ TEST(AttentionReference, CausalPositionsDefaultToTheEnd) {
   EXPECT_FLOAT_EQ(out[0], 1.5f);  // (1 + 2) / 2
 }
 
+// Sliding window by hand: q = 0 weighs every visible key alike, v = [1, 2, 4, 8] at positions
+// 0 … 3. The bound is inclusive: window_left = w keeps keys w positions back.
+TEST(AttentionReference, SlidingWindowByHand) {
+  std::vector<float> q = {0}, k = {0, 0, 0, 0}, v = {1, 2, 4, 8}, out(1);
+  std::vector<int64_t> qpos = {1}, kpos = {0, 1, 2, 3};
+  AttentionCall call{.q = view(q.data(), DType::f32, {1, 1, 1}),
+                     .k = view(k.data(), DType::f32, {4, 1, 1}),
+                     .v = view(v.data(), DType::f32, {4, 1, 1}),
+                     .out = view(out.data(), DType::f32, {1, 1, 1}),
+                     .mask = Mask::causal,
+                     .window_left = 1};
+  reference::attention(call);  // the query at position 3 sees keys 2 and 3
+  EXPECT_FLOAT_EQ(out[0], 6.0f);
+  call.window_left = 0;  // only its own position
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], 8.0f);
+  // Without causal the window bounds the past only: at position 1 with window 0, keys 1, 2, 3.
+  call.mask = Mask::none;
+  call.q_positions = view(qpos.data(), DType::i64, {1});
+  call.k_positions = view(kpos.data(), DType::i64, {4});
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], 14.0f / 3);
+  call.window_left = 1;  // and key 0, one position back
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], 15.0f / 4);
+}
+
+// Softcap by hand: scale 1, logits q·k = [0, 2], cap 1: weights e^0 : e^tanh(2), and the bias is
+// added after the cap (a bias of 3 on key 0 gives e^3 : e^tanh(2)).
+TEST(AttentionReference, SoftcapByHand) {
+  std::vector<float> q = {1}, k = {0, 2}, v = {0, 1}, out(1), bias = {0, 0};
+  AttentionCall call{.q = view(q.data(), DType::f32, {1, 1, 1}),
+                     .k = view(k.data(), DType::f32, {2, 1, 1}),
+                     .v = view(v.data(), DType::f32, {2, 1, 1}),
+                     .out = view(out.data(), DType::f32, {1, 1, 1}),
+                     .scale = 1.0,
+                     .softcap = 1.0};
+  const double t = std::exp(std::tanh(2.0));
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], t / (1 + t));
+  bias[0] = 3;
+  call.bias = view(bias.data(), DType::f32, {1, 1, 2});
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], t / (std::exp(3.0) + t));
+}
+
 // A row with no visible key is zeros; a masked key's value is never read, so a NaN in an unused
 // cache slot cannot poison the output.
 TEST(AttentionReference, FullyMaskedRowIsZeroAndMaskedValuesAreNotRead) {
@@ -180,6 +226,14 @@ TEST_F(AttentionBadInput, NegativePosition) {
   for (int i = 0; i < 2; ++i) call.q_positions->as<int64_t>()[i] = i;
   for (int i = 0; i < 3; ++i) call.k_positions->as<int64_t>()[i] = i - 1;
   expect("k_positions[0]");
+}
+TEST_F(AttentionBadInput, WindowBelowMinusOne) {
+  call.window_left = -2;
+  expect("window_left");
+}
+TEST_F(AttentionBadInput, NegativeSoftcap) {
+  call.softcap = -1;
+  expect("softcap");
 }
 TEST_F(AttentionBadInput, OutputAliasesQuery) {
   call.out = call.q;

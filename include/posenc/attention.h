@@ -6,6 +6,16 @@
 // explicit positions q_pos[i] = tk − tq + i and k_pos[j] = j (queries are the last tq tokens, as
 // when decoding against a KV cache). Softmax subtracts the row maximum.
 //
+// Sliding window (FlashInfer's window_left, Mistral/Gemma 2 local layers): with window_left = w ≥ 0
+// key j is visible to query i only if q_pos[i] − k_pos[j] ≤ w, an inclusive bound: the query and
+// the w positions before it, w + 1 in all (Mistral's sliding_window = w + 1, FlashAttention's
+// window_size = (w, 0)). The window bounds the past only, as FlashInfer's does; keys after the
+// query stay visible unless causal hides them. w = −1 means no window. visible() is the whole rule.
+//
+// Logit softcap (Gemma 2): with softcap = c > 0 each logit becomes c·tanh(scale·q·k / c), within
+// ±c, and then the bias is added, as Hugging Face's Gemma 2 adds its mask and FlashAttention-2
+// (vLLM's backend) its ALiBi and mask after the cap: score = c·tanh(scale·q·k / c) + bias. softcap = 0 means none. logit() is the rule.
+//
 // A row with no visible key (every key masked, tk = 0, or every bias −∞) is defined as all zeros,
 // as FlashAttention returns; NaN inputs propagate as NaN.
 //
@@ -32,6 +42,8 @@ inline constexpr uint64_t attention_causal = kFamilyVariant0 << 0;
 inline constexpr uint64_t attention_bias = kFamilyVariant0 << 1;
 inline constexpr uint64_t attention_gqa = kFamilyVariant0 << 2;  // hq != hkv
 inline constexpr uint64_t attention_positions = kFamilyVariant0 << 3;
+inline constexpr uint64_t attention_window = kFamilyVariant0 << 4;   // window_left ≥ 0
+inline constexpr uint64_t attention_softcap = kFamilyVariant0 << 5;  // softcap > 0
 }  // namespace variant
 
 struct AttentionCall {
@@ -39,9 +51,11 @@ struct AttentionCall {
 
   Tensor q, k, v, out;
   Mask mask = Mask::none;
-  std::optional<Tensor> q_positions, k_positions;  // i64 [tq], [tk]; only read when causal
+  std::optional<Tensor> q_positions, k_positions;  // i64 [tq], [tk]; read when causal or windowed
   std::optional<Tensor> bias;                      // [hq, tq, tk]
   double scale = std::nan("");                     // NaN means 1/√d
+  int64_t window_left = -1;  // −1: no window; else q_pos − k_pos ≤ window_left
+  double softcap = 0;        // 0: none; else each logit becomes softcap·tanh(logit / softcap)
   int threads = 0;
 
   void validate() const;
@@ -60,6 +74,18 @@ struct AttentionCall {
   double resolved_scale() const;
   int64_t q_position(int64_t i) const;  // after validate()
   int64_t k_position(int64_t j) const;
+  bool windowed() const { return window_left >= 0; }
+  // scale·q·k after the softcap, if any: what the bias is added to.
+  double logit(double scaled_dot) const {
+    return softcap > 0 ? softcap * std::tanh(scaled_dot / softcap) : scaled_dot;
+  }
+  // Whether the mask and the window let query i see key j (a −∞ bias aside); after validate().
+  bool visible(int64_t i, int64_t j) const;
+  // The same rule on positions, for kernels that keep their own copies of them.
+  bool visible_at(int64_t q_pos, int64_t k_pos) const {
+    if (mask == Mask::causal && k_pos > q_pos) return false;
+    return window_left < 0 || q_pos - k_pos <= window_left;
+  }
 };
 
 }  // namespace posenc

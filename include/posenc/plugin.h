@@ -45,7 +45,9 @@ extern "C" {
 #endif
 
 /* Bumped on any change to a struct or a meaning below. posenc loads its own version and version 1
- * (see posenc_kernel's version-2 fields); any other gets a "rebuild against this posenc" error. */
+ * (see posenc_kernel's version-2 fields; version 1 kernels never see attention's version-2
+ * variants, which they cannot declare); any other gets a "rebuild against this posenc" error.
+ * 2: per-dtype bounds and max_position; attention's window_left and softcap. */
 #define POSENC_PLUGIN_ABI_VERSION 2u
 
 /* The one symbol posenc looks up in the library. */
@@ -79,6 +81,8 @@ enum {
 #define POSENC_VARIANT_ATTENTION_BIAS ((uint64_t)1 << 9)
 #define POSENC_VARIANT_ATTENTION_GQA ((uint64_t)1 << 10) /* hq != hkv */
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
+#define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
+#define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -159,10 +163,12 @@ typedef struct posenc_attention_args {
   const DLTensor* v;           /* [tk, hkv, dv] */
   const DLTensor* out;         /* [tq, hq, dv] */
   int32_t mask;                /* POSENC_MASK_* */
-  const DLTensor* q_positions; /* optional, int [tq]; read only when causal */
+  const DLTensor* q_positions; /* optional, int [tq]; read only when causal or windowed */
   const DLTensor* k_positions; /* optional, int [tk] */
   const DLTensor* bias;        /* optional, [hq, tq, tk] */
   double scale;                /* NaN means 1/sqrt(d) */
+  int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
+  double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
   int32_t threads;
 } posenc_attention_args;
 
