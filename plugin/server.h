@@ -13,7 +13,7 @@
 
 namespace posenc::plugin {
 
-inline constexpr size_t kMaxName = 64;  // characters of a kernel's name
+inline constexpr size_t kMaxName = 64;         // characters of a kernel's name
 inline constexpr uint32_t kMaxKernels = 4096;  // kernels in one library's table
 
 // Opens the library and returns its table's entries, checked, as wire bytes: the count, then per

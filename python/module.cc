@@ -505,8 +505,7 @@ void bind_reports(py::module_& m) {
       .def_property_readonly("dtype", [](const PositionBand& b) { return dtype_name(b.dtype); })
       .def(py::pickle(
           [](const PositionBand& b) {
-            return py::make_tuple(b.lo, b.hi, b.worst, b.ok, b.failure,
-                                  static_cast<int>(b.dtype));
+            return py::make_tuple(b.lo, b.hi, b.worst, b.ok, b.failure, static_cast<int>(b.dtype));
           },
           [](py::tuple t) {
             return PositionBand{t[0].cast<int64_t>(),     t[1].cast<int64_t>(),

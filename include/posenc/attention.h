@@ -14,7 +14,8 @@
 //
 // Logit softcap (Gemma 2): with softcap = c > 0 each logit becomes c·tanh(scale·q·k / c), within
 // ±c, and then the bias is added, as Hugging Face's Gemma 2 adds its mask and FlashAttention-2
-// (vLLM's backend) its ALiBi and mask after the cap: score = c·tanh(scale·q·k / c) + bias. softcap = 0 means none. logit() is the rule.
+// (vLLM's backend) its ALiBi and mask after the cap: score = c·tanh(scale·q·k / c) + bias. softcap
+// = 0 means none. logit() is the rule.
 //
 // A row with no visible key (every key masked, tk = 0, or every bias −∞) is defined as all zeros,
 // as FlashAttention returns; NaN inputs propagate as NaN.
