@@ -32,7 +32,8 @@ void MropeCall::validate() const {
     POSENC_REQUIRE(mrope_section[a] >= 0, "mrope_section[" + std::to_string(a) + "]",
                    mrope_section[a], "must be >= 0");
   const int64_t half = rotary_dim / 2;
-  const int64_t sum = mrope_section[0] + mrope_section[1] + mrope_section[2];
+  // In 128 bits, so that three sections near 2^63 cannot overflow.
+  const __int128 sum = __int128{mrope_section[0]} + mrope_section[1] + mrope_section[2];
   POSENC_REQUIRE(sum == half, "mrope_section",
                  std::to_string(mrope_section[0]) + ", " + std::to_string(mrope_section[1]) + ", " +
                      std::to_string(mrope_section[2]),
@@ -42,11 +43,11 @@ void MropeCall::validate() const {
       "convention", static_cast<int>(convention), "must be sectioned or interleaved");
   if (convention == MropeConvention::interleaved) {
     // Height takes pairs 1, 4, …, 3·s_h − 2 and width 2, 5, …, 3·s_w − 1: all must exist.
-    POSENC_REQUIRE(mrope_section[1] == 0 || 3 * mrope_section[1] - 2 < half, "mrope_section[1]",
-                   mrope_section[1],
+    POSENC_REQUIRE(mrope_section[1] == 0 || 3 * __int128{mrope_section[1]} - 2 < half,
+                   "mrope_section[1]", mrope_section[1],
                    "interleaved: 3*s_h - 2 must be < rotary_dim/2 = " + std::to_string(half));
-    POSENC_REQUIRE(mrope_section[2] == 0 || 3 * mrope_section[2] - 1 < half, "mrope_section[2]",
-                   mrope_section[2],
+    POSENC_REQUIRE(mrope_section[2] == 0 || 3 * __int128{mrope_section[2]} - 1 < half,
+                   "mrope_section[2]", mrope_section[2],
                    "interleaved: 3*s_w - 1 must be < rotary_dim/2 = " + std::to_string(half));
   }
   // Every check of rope's contract (views, dims, rotary_dim, layout, scaling, overlaps) through a

@@ -434,7 +434,12 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     const auto raw = hn::Load(df, s + c), b = bias_at(c);
     auto score = hn::MulAdd(raw, scale, b);
     if (plan.softcapped) {
-      const auto logit = hn::Mul(cap, hn::Tanh(df, hn::Mul(raw, scale_over_cap)));
+      // Tanh's argument clamped to ±20 (it is ±1 to f32 past 18.7) and NaN made 0: Highway's scalar
+      // Expm1 converts it to int, undefined beyond int's range. A non-finite raw is `bad` below.
+      const auto x = hn::Mul(raw, scale_over_cap), limit = hn::Set(df, 20.0f);
+      const auto tame =
+          hn::IfThenZeroElse(hn::IsNaN(x), hn::Min(hn::Max(x, hn::Neg(limit)), limit));
+      const auto logit = hn::Mul(cap, hn::Tanh(df, tame));
       hn::Store(logit, df, s + c);
       score = hn::Add(logit, b);
     }
