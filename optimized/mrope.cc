@@ -154,7 +154,10 @@ void run_mrope(const MropeCall& call, MropeRowsFn* rows) {
   const int64_t tokens = call.q.shape[0], half = call.rotary_dim / 2;
   if (tokens == 0) return;
   const Angles& angles = rope_angles(call.rotary_dim, call.base, call.scaling);
-  if (!(angles.attention_factor >= 0x1p-126)) {
+  // A factor outside f32's normal range would make the f32 coefficient table subnormal or ∞
+  // where the reference's fp64 coefficients are not (∞ − ∞ = NaN for an output the reference
+  // rounds to ∞): those calls take the exact path.
+  if (!(angles.attention_factor >= 0x1p-126 && angles.attention_factor <= 0x1p126)) {
     exact_mrope(call, compute_frequencies(call.rotary_dim, call.base, call.scaling));
     return;
   }
