@@ -111,8 +111,9 @@ struct AttentionSpec {
     AttentionCall rule;
     rule.mask = mask;
     rule.window_left = window_left;
+    const int64_t slot_position = k_position(slot_key());
     for (int64_t i = 0; i < tq; ++i)
-      if (!rule.visible_at(q_position(i), k_position(slot_key()))) return true;
+      if (!rule.visible_at(q_position(i), slot_position)) return true;
     return false;
   }
 

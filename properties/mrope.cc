@@ -8,6 +8,7 @@
 #include <string>
 
 #include "properties/generic.h"
+#include "properties/rope.h"
 #include "reference/reference.h"
 
 namespace posenc::harness {
@@ -64,16 +65,7 @@ MropeCall build(const MropeSpec& s, Arena& arena) {
                  .inverse = s.inverse,
                  .base = s.base,
                  .scaling = s.scaling};
-  call.q = arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[0]);
-  s.q.apply(call.q);
-  call.q_out =
-      s.in_place ? call.q : arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[1]);
-  if (s.hk > 0) {
-    call.k = arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[2]);
-    s.k.apply(*call.k);
-    call.k_out =
-        s.in_place ? *call.k : arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[3]);
-  }
+  rope::alloc_activations(s, arena, call);
   call.positions = arena.alloc(s.positions.dtype, {s.tokens, 3}, s.layouts[4]);
   for (int64_t t = 0; t < s.tokens; ++t)
     for (int a = 0; a < 3; ++a)

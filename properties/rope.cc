@@ -92,16 +92,7 @@ RopeCall build(const RopeSpec& s, Arena& arena) {
                 .inverse = s.inverse,
                 .base = s.base,
                 .scaling = s.scaling};
-  call.q = arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[0]);
-  s.q.apply(call.q);
-  call.q_out =
-      s.in_place ? call.q : arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[1]);
-  if (s.hk > 0) {
-    call.k = arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[2]);
-    s.k.apply(*call.k);
-    call.k_out =
-        s.in_place ? *call.k : arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[3]);
-  }
+  alloc_activations(s, arena, call);
   call.positions = arena.alloc(s.positions.dtype, {s.tokens}, s.layouts[4]);
   s.positions.store(call.positions);
   const int64_t rows = s.positions.max() + 1, half = s.rotary_dim / 2;

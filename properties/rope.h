@@ -40,6 +40,22 @@ std::string describe(const RopeSpec& s);
 void showValue(const RopeSpec& s, std::ostream& os);
 RopeCall build(const RopeSpec& s, Arena& arena);
 
+// q, q_out and (when s.hk > 0) k, k_out of a rope-shaped call (rope, mrope) in layout slots 0–3,
+// the outputs being their inputs' views when s.in_place; q and k filled from s.q and s.k.
+template <class Spec, class Call>
+void alloc_activations(const Spec& s, Arena& arena, Call& call) {
+  call.q = arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[0]);
+  s.q.apply(call.q);
+  call.q_out =
+      s.in_place ? call.q : arena.alloc(s.dtype, {s.tokens, s.hq, s.head_dim}, s.layouts[1]);
+  if (s.hk > 0) {
+    call.k = arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[2]);
+    s.k.apply(*call.k);
+    call.k_out =
+        s.in_place ? *call.k : arena.alloc(s.dtype, {s.tokens, s.hk, s.head_dim}, s.layouts[3]);
+  }
+}
+
 // Cached problems keep positions (cache rows) below this, and rotary dims small: a cache has a row
 // for every position up to the largest.
 constexpr int64_t kCachedPositions = 2047;
