@@ -4,8 +4,10 @@
 // products (S = QKᵀ, O = SV per head) as the attention/eigen_gemm row; kernels of every dtype
 // report gemm_pct against it. Beside them, in f32, the variants: the causal mask, causal with a
 // sliding window of 256 positions (window_left = 255, as Mistral and Gemma 2 local layers), and
-// Gemma 2's softcap of 50 (",causal", ",causal,window_left=255", ",softcap=50" in the label); the
-// masked rows' flops count only the visible scores.
+// Gemma 2's softcap of 50, Llama 4's chunked local attention (causal in chunks of 256 positions),
+// GPT-OSS's sinks and fused ALiBi slopes (",causal", ",causal,window_left=255", ",softcap=50",
+// ",causal,chunk_size=256", ",sinks", ",alibi" in the label); the masked rows' flops count only
+// the visible scores.
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -133,19 +135,28 @@ struct Variant {
   Mask mask = Mask::none;
   int64_t window_left = -1;
   int softcap = 0;
+  int64_t chunk_size = 0;  // with causal
+  bool sinks = false, alibi = false;
 
   std::string label() const {
     std::string str = mask == Mask::causal ? ",causal" : "";
     if (window_left >= 0) str += ",window_left=" + std::to_string(window_left);
     if (softcap > 0) str += ",softcap=" + std::to_string(softcap);
+    if (chunk_size > 0) str += ",chunk_size=" + std::to_string(chunk_size);
+    if (sinks) str += ",sinks";
+    if (alibi) str += ",alibi";
     return str;
   }
-  // The share of the t × t scores the mask leaves visible (query i sees keys max(0, i − w) … i).
+  // The share of the t × t scores the mask leaves visible (query i sees keys max(0, i − w) … i,
+  // or its chunk's keys up to i).
   double visible_share(int64_t t) const {
     if (mask == Mask::none && window_left < 0) return 1;
     double visible = 0;
-    for (int64_t i = 0; i < t; ++i)
-      visible += static_cast<double>(window_left < 0 ? i + 1 : std::min(i, window_left) + 1);
+    for (int64_t i = 0; i < t; ++i) {
+      int64_t seen = window_left < 0 ? i + 1 : std::min(i, window_left) + 1;
+      if (chunk_size > 0) seen = std::min(seen, i % chunk_size + 1);
+      visible += static_cast<double>(seen);
+    }
     return visible / (static_cast<double>(t) * static_cast<double>(t));
   }
 };
@@ -170,6 +181,16 @@ Case<AttentionCall> attention_case(const Shape& s, DType dtype, Variant variant 
             call.mask = variant.mask;
             call.window_left = variant.window_left;
             call.softcap = variant.softcap;
+            call.chunk_size = variant.chunk_size;
+            if (variant.sinks) {  // GPT-OSS's sinks are of the scores' order
+              call.sinks = b.zeros({s.heads});
+              for (int64_t h = 0; h < s.heads; ++h) call.sinks->as<float>()[h] = 0.25f * h - 1;
+            }
+            if (variant.alibi) {  // Press's slopes
+              call.alibi_slopes = b.zeros({s.heads});
+              for (int64_t h = 0; h < s.heads; ++h)
+                call.alibi_slopes->as<float>()[h] = std::exp2(-8.0f * (h + 1) / s.heads);
+            }
             return call;
           },
       .baseline_flops = [s](int threads) { return gemm_rate(s, threads); },
@@ -193,6 +214,9 @@ void register_attention() {
     register_case(attention_case(s, DType::f32, {Mask::causal}));
     register_case(attention_case(s, DType::f32, {Mask::causal, 255}));
     register_case(attention_case(s, DType::f32, {.softcap = 50}));
+    register_case(attention_case(s, DType::f32, {.mask = Mask::causal, .chunk_size = 256}));
+    register_case(attention_case(s, DType::f32, {.sinks = true}));
+    register_case(attention_case(s, DType::f32, {.alibi = true}));
   }
 }
 

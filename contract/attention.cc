@@ -53,6 +53,28 @@ void AttentionCall::validate() const {
     check_dim(*bias, "bias", 1, tq);
     check_dim(*bias, "bias", 2, tk);
   }
+  POSENC_REQUIRE(chunk_size >= 0, "chunk_size", chunk_size, "must be >= 0 (0: no chunking)");
+  if (sinks) {
+    check_view(*sinks, "sinks", 1, {DType::f32});
+    check_dim(*sinks, "sinks", 0, hq);
+    for (int64_t h = 0; h < hq; ++h) {
+      const float s = sinks->as<float>()[sinks->offset(h)];
+      POSENC_REQUIRE(!std::isnan(s) && s != INFINITY, "sinks[" + std::to_string(h) + "]", s,
+                     "must be finite or -inf (-inf: no sink)");
+    }
+  }
+  if (alibi_slopes) {
+    check_view(*alibi_slopes, "alibi_slopes", 1, {DType::f32});
+    check_dim(*alibi_slopes, "alibi_slopes", 0, hq);
+    for (int64_t h = 0; h < hq; ++h) {
+      const float s = alibi_slopes->as<float>()[alibi_slopes->offset(h)];
+      POSENC_REQUIRE(std::isfinite(s), "alibi_slopes[" + std::to_string(h) + "]", s,
+                     "must be finite");
+    }
+    // Implicit positions run to tk − 1: distances stay exact in f32, as explicit ones do.
+    POSENC_REQUIRE(q_positions || tk <= kMaxPosition + 1, "k.shape[0]", tk,
+                   "must be <= 2^24 + 1 with alibi_slopes and implicit positions");
+  }
   check_view_overlaps(*this);
 }
 
@@ -64,6 +86,12 @@ uint64_t AttentionCall::required_variants() const {
   if (q_positions) bits |= variant::attention_positions;
   if (windowed()) bits |= variant::attention_window;
   if (softcap > 0) bits |= variant::attention_softcap;
+  if (chunked()) bits |= variant::attention_chunked;
+  if (sinks) bits |= variant::attention_sinks;
+  if (alibi_slopes) bits |= variant::attention_alibi;
+  // Always f32, they add no dtype bit; a strided one needs the strided bit.
+  for (const auto* t : {&sinks, &alibi_slopes})
+    if (*t && !(*t)->contiguous()) bits |= variant::strided;
   return bits;
 }
 
@@ -82,8 +110,19 @@ int64_t AttentionCall::k_position(int64_t j) const {
 }
 
 bool AttentionCall::visible(int64_t i, int64_t j) const {
-  if (mask == Mask::none && !windowed()) return true;
+  if (mask == Mask::none && !windowed() && !chunked()) return true;
   return visible_at(q_position(i), k_position(j));
+}
+
+double AttentionCall::alibi(int64_t h, int64_t i, int64_t j) const {
+  if (!alibi_slopes) return 0;
+  const double slope = alibi_slopes->as<float>()[alibi_slopes->offset(h)];
+  const double distance = std::fabs(static_cast<double>(q_position(i) - k_position(j)));
+  return static_cast<float>(slope * -distance);  // exact in fp64, then rounded once to f32
+}
+
+double AttentionCall::sink(int64_t h) const {
+  return sinks ? sinks->as<float>()[sinks->offset(h)] : -INFINITY;
 }
 
 }  // namespace posenc

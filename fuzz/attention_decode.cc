@@ -33,6 +33,18 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
     c.scale = in.real(kNaN, -2, 2);
     c.threads = in.threads();
     in.corrupt(named_views(c));
+    // Chunks, sinks and fused ALiBi (issue 21), read after every older field: an older input the
+    // builder exhausted keeps its meaning (one that carried dtype bytes now spends them here).
+    c.chunk_size = in.integer(0, 1, 24);
+    if (in.coin()) {
+      c.sinks = arena.alloc(DType::f32, {hq}, in.layout());
+      in.fill(*c.sinks);  // sometimes huge, or NaN and ±∞ (bad input but −∞)
+    }
+    if (in.coin()) {
+      c.alibi_slopes = arena.alloc(DType::f32, {hq}, in.layout());
+      in.fill(*c.alibi_slopes);
+    }
+    in.corrupt(named_views(c));
     return c;
   });
 }
@@ -41,9 +53,9 @@ template <>
 std::string describe(const AttentionCall& call) {
   AttentionCall c = call;
   return describe_views(named_views(c)) +
-         fmt::format("mask={} scale={} window_left={} softcap={} threads={}",
+         fmt::format("mask={} scale={} window_left={} softcap={} threads={} chunk_size={}",
                      static_cast<int>(c.mask), number(c.scale), c.window_left, number(c.softcap),
-                     c.threads);
+                     c.threads, c.chunk_size);
 }
 
 }  // namespace posenc::harness

@@ -8,13 +8,20 @@
 // for every thread count.
 //
 // The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
-// visible values are finite. Masked keys (causal, sliding window: AttentionCall::visible)
+// visible values are finite. Masked keys (causal, sliding window, chunks: AttentionCall::visible)
 // contribute nothing: their scores become −∞ and their p exactly 0, key blocks that no row of a
 // work item sees are skipped, and value rows holding NaN or ∞ (an unused KV-cache slot) are zeroed
 // before the GEMM reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite
 // visible value — is recomputed in fp64 by exact_row, which keeps the contract's edge rules (NaN
 // rows, +∞ scores, …). So is a row whose largest score exceeds 2^20, where f32 cannot tell the
 // scores apart.
+//
+// Fused ALiBi: each block's term slope·(−|q_pos − k_pos|) is one f32 product, the contract's own
+// rounding; with a bias too, the two are summed exactly as hi + lo (Knuth's TwoSum), hi taking the
+// bias's place and lo added to the exponent, so the sum costs no accuracy where it is large (long
+// distances). Sinks are folded in at the end of a row: with m the row's maximum and l its sum,
+// l + e^(sink − m) when sink ≤ m, else the accumulator scaled by e^(m − sink) over l·e^(m − sink)
+// + 1, so the sink is part of the maximum and never overflows.
 //
 // bf16 and f16 calls run the same f32 path: q, k, v and the bias are promoted to f32 as they are
 // packed (exact), and each output is rounded once, to nearest even, from its f32 value. The f32
@@ -74,10 +81,13 @@ struct Plan {
   float softcap = 0, scale_over_cap = 0;
   bool causal = false, explicit_positions = false;
   int64_t window = -1;                        // window_left
-  bool masked = false;                        // causal or windowed: positions matter
-  std::vector<int64_t> q_pos;                 // masked: every query's position
-  std::vector<int32_t> k_pos;                 // masked with explicit positions, padded for loads
-  std::vector<int64_t> block_min, block_max;  // masked: key positions' range per key block
+  int64_t chunk = 0;                          // chunk_size
+  bool masked = false;                        // causal, windowed or chunked: positions matter
+  bool positional = false;                    // masked or fused ALiBi: positions are kept
+  std::vector<int64_t> q_pos;                 // positional: every query's position
+  std::vector<int32_t> k_pos;                 // positional, explicit positions, padded for loads
+  std::vector<int64_t> block_min, block_max;  // positional: key positions' range per key block
+  std::vector<float> slopes, sinks;           // per query head, when given
 
   explicit Plan(const AttentionCall& c) : call(&c) {
     tq = c.q.shape[0];
@@ -100,8 +110,13 @@ struct Plan {
     causal = c.mask == Mask::causal;
     explicit_positions = c.q_positions.has_value();
     window = c.window_left;
-    masked = causal || c.windowed();
-    if (!masked) return;
+    chunk = c.chunk_size;
+    masked = causal || c.windowed() || c.chunked();
+    for (int64_t h = 0; h < hq && c.alibi_slopes; ++h)
+      slopes.push_back(c.alibi_slopes->as<float>()[c.alibi_slopes->offset(h)]);
+    for (int64_t h = 0; h < hq && c.sinks; ++h) sinks.push_back(static_cast<float>(c.sink(h)));
+    positional = masked || c.alibi_slopes.has_value();
+    if (!positional) return;
     q_pos.resize(tq);
     for (int64_t i = 0; i < tq; ++i) q_pos[i] = c.q_position(i);
     if (explicit_positions) {  // positions lie in [0, 2^24]: int32 is exact
@@ -124,9 +139,20 @@ struct Plan {
 
   int64_t items() const { return hq / group * head_chunks * query_blocks; }
 
-  // The earliest key position the window lets a query at position qp see (−1: every key).
+  // The earliest key position the window and the chunk let a query at position qp see (−1: every
+  // key); nondecreasing in qp.
   int64_t oldest_visible(int64_t qp) const {
-    return window < 0 ? -1 : std::max<int64_t>(qp - window, -1);
+    int64_t oldest = window < 0 ? -1 : std::max<int64_t>(qp - window, -1);
+    if (chunk > 0) oldest = std::max(oldest, call->chunk_of(qp) * chunk);
+    return oldest;
+  }
+  // The latest key position the mask and the chunk let it see (kUnbounded: every key);
+  // nondecreasing in qp.
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  int64_t newest_visible(int64_t qp) const {
+    int64_t newest = causal ? qp : kUnbounded;
+    if (chunk > 0) newest = std::min(newest, call->chunk_of(qp) * chunk + (chunk - 1));
+    return newest;
   }
 
   // Work item → query heads [h0, h1) of one group and queries [i0, i1). Query blocks alternate
@@ -164,8 +190,8 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
     if (!call.visible(i, j)) continue;
     double dot = 0;
     for (int64_t c = 0; c < d; ++c) dot += qrow[c] * load(k, k.offset(j, kvh, c));
-    const double score =
-        call.logit(scale * dot) + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
+    const double score = call.logit(scale * dot) + call.alibi(h, i, j) +
+                         (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
     if (std::isnan(score)) {
       for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), std::nan(""));
       return;
@@ -175,7 +201,9 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
     weight.push_back(score);
     top = std::max(top, score);
   }
-  double total = 0;
+  const double sink = call.sink(h);  // in the maximum and the sum, with no value
+  top = std::max(top, sink);
+  double total = sink == -inf ? 0 : std::exp(sink - top);
   for (double& w : weight) total += (w = std::exp(w - top));
   for (int64_t c = 0; c < dv; ++c) {
     double sum = 0;
@@ -191,6 +219,7 @@ class Scratch {
  public:
   int64_t ldq = 0, lds = kKeyBlock, ldacc = 0, ldk = 0, ldv = 0;
   float *q, *s, *acc, *t, *k, *v, *bias_row, *out_row;
+  float *alibi_row, *alibi_lo;  // fused ALiBi (plus the bias, as hi + lo) for one row's key block
   // Per row: running maximum, running sum, this block's rescaling of the accumulator.
   float m[kQueryRows], l[kQueryRows], alpha[kQueryRows];
   uint8_t exceptional[kQueryRows];
@@ -215,6 +244,8 @@ class Scratch {
     bias_row = grow(5, lds);
     out_row = grow(6, ldacc);
     t = grow(7, kQueryRows * ldacc);
+    alibi_row = grow(8, lds);
+    alibi_lo = grow(9, lds);
   }
 
   // Buffer `which`, with room for n floats (zeros when new).
@@ -227,8 +258,8 @@ class Scratch {
     return buffer_[which].get();
   }
 
-  hwy::AlignedFreeUniquePtr<float[]> buffer_[8];
-  int64_t size_[8] = {};
+  hwy::AlignedFreeUniquePtr<float[]> buffer_[10];
+  int64_t size_[10] = {};
 };
 
 }  // namespace posenc::optimized::attention_detail
@@ -359,6 +390,39 @@ HWY_INLINE bool AllFinite(const float* row, int64_t n) {
   return ok;
 }
 
+// The fused ALiBi terms slope_h·(−|q_pos − k_pos|) of keys [j0, j0 + padded) for query i, each one
+// f32 product (the contract's rounding), into sc.alibi_row. With a bias row (f32, `padded` long)
+// they are added to it exactly, as hi (alibi_row) + lo (alibi_lo, TwoSum): lo is 0 where hi is not
+// finite, and a sum that overflows to −∞ from finite terms becomes NaN, so that it takes the exact
+// path instead of passing for a −∞ mask.
+HWY_INLINE void AlibiRow(const Plan& plan, Scratch& sc, int64_t h, int64_t i, int64_t j0,
+                         int64_t padded, const float* bias) {
+  const DF df;
+  const DI di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  // Positions lie in [0, 2^24] (implicit ones in [−tq, 2^24], contract): int32 and f32 are exact.
+  const auto qp = hn::Set(di, static_cast<int32_t>(plan.q_pos[i]));
+  const auto minus_slope = hn::Set(df, -plan.slopes[h]);  // (−slope)·|Δ| = slope·(−|Δ|)
+  const auto neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
+  for (int64_t c = 0; c < padded; c += N) {
+    const auto kp = plan.explicit_positions ? hn::LoadU(di, plan.k_pos.data() + j0 + c)
+                                            : hn::Iota(di, static_cast<int32_t>(j0 + c));
+    const auto a = hn::Mul(minus_slope, hn::ConvertTo(df, hn::Abs(hn::Sub(qp, kp))));
+    if (bias == nullptr) {
+      hn::Store(a, df, sc.alibi_row + c);
+      continue;
+    }
+    const auto b = hn::LoadU(df, bias + c);
+    const auto hi = hn::Add(b, a);
+    const auto b_part = hn::Sub(hi, a), a_part = hn::Sub(hi, b_part);
+    const auto lo = hn::Add(hn::Sub(b, b_part), hn::Sub(a, a_part));
+    const auto overflow =
+        hn::AndNot(hn::Or(hn::Eq(b, neg_inf), hn::Eq(a, neg_inf)), hn::Eq(hi, neg_inf));
+    hn::Store(hn::IfThenElse(overflow, hn::Set(df, NAN), hi), df, sc.alibi_row + c);
+    hn::Store(hn::IfThenElseZero(hn::IsFinite(hi), lo), df, sc.alibi_lo + c);
+  }
+}
+
 // One query row's step of the online softmax over one key block of n keys. Turns the row's raw
 // products s[0, n) into p = exp(score − new maximum), rescales the row's sum and sets the
 // accumulator's rescaling alpha, and returns false when the row needs the exact path.
@@ -372,18 +436,20 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   const int64_t padded = round_up(n, N);
   sc.alpha[r] = 1;  // unless a new maximum rescales the accumulator below
 
-  // Keys [first, limit) may be visible; with explicit positions each is checked too.
-  int64_t first = 0, limit = n, oldest = -1;
+  // Keys [first, limit) may be visible; with explicit positions each is checked too: its position
+  // must lie in [oldest, newest].
+  int64_t first = 0, limit = n, oldest = -1, newest = Plan::kUnbounded;
   bool check_positions = false;
   if (plan.masked) {
     const int64_t qp = plan.q_pos[i];
     oldest = plan.oldest_visible(qp);
-    if ((plan.causal && plan.block_min[kb] > qp) || plan.block_max[kb] < oldest) {
+    newest = plan.newest_visible(qp);
+    if (plan.block_min[kb] > newest || plan.block_max[kb] < oldest) {
       limit = 0;
     } else if (plan.explicit_positions) {
-      check_positions = (plan.causal && plan.block_max[kb] > qp) || plan.block_min[kb] < oldest;
+      check_positions = plan.block_max[kb] > newest || plan.block_min[kb] < oldest;
     } else {  // k_pos[j] = j
-      if (plan.causal) limit = std::clamp<int64_t>(qp - j0 + 1, 0, n);
+      limit = std::clamp<int64_t>(std::min(newest, j0 + n) - j0 + 1, 0, n);
       first = std::clamp<int64_t>(oldest - j0, 0, n);
       if (first >= limit) limit = 0;
     }
@@ -395,6 +461,7 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   }
 
   const float* bias = nullptr;
+  const float* bias_lo = nullptr;  // with fused ALiBi and a bias: the low part of their sum
   if (call.bias) {
     const Tensor& b = *call.bias;
     if (b.dtype == DType::f32 && b.strides[2] == 1 && n == padded) {
@@ -404,18 +471,24 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
       bias = sc.bias_row;
     }
   }
+  if (!plan.slopes.empty()) {
+    AlibiRow(plan, sc, h, i, j0, padded, bias);
+    if (bias != nullptr) bias_lo = sc.alibi_lo;
+    bias = sc.alibi_row;
+  }
 
   const auto neg_inf = hn::Set(df, kNegInf);
   const auto scale = hn::Set(df, plan.scale);
-  // Positions lie in [0, 2^24] and oldest in [−1, 2^24]: int32 is exact.
-  const auto qp32 = hn::Set(di, check_positions ? static_cast<int32_t>(plan.q_pos[i]) : 0);
+  // Positions lie in [0, 2^24] and oldest in [−1, 2^24]: int32 is exact; newest is clamped.
+  const auto newest32 = hn::Set(
+      di, static_cast<int32_t>(std::clamp<int64_t>(newest, -(int64_t{1} << 30), kMaxPosition + 1)));
   const auto oldest32 = hn::Set(di, static_cast<int32_t>(oldest));
   const auto visible_at = [&](int64_t c) {
     auto visible = hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(limit - c, 0)));
     if (first > c) visible = hn::AndNot(hn::FirstN(df, static_cast<size_t>(first - c)), visible);
     if (check_positions) {
       const auto kp = hn::LoadU(di, plan.k_pos.data() + j0 + c);
-      if (plan.causal) visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, qp32)), visible);
+      visible = hn::AndNot(hn::RebindMask(df, hn::Gt(kp, newest32)), visible);
       visible = hn::AndNot(hn::RebindMask(df, hn::Lt(kp, oldest32)), visible);
     }
     return visible;
@@ -465,7 +538,9 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   const auto factor = plan.softcapped ? hn::Set(df, 1.0f) : scale;
   auto sum = hn::Zero(df);
   for (int64_t c = 0; c < padded; c += N) {
-    const auto x = hn::MulAdd(hn::Load(df, s + c), factor, hn::Sub(bias_at(c), max));
+    auto exponent_bias = hn::Sub(bias_at(c), max);
+    if (bias_lo != nullptr) exponent_bias = hn::Add(exponent_bias, hn::Load(df, bias_lo + c));
+    const auto x = hn::MulAdd(hn::Load(df, s + c), factor, exponent_bias);
     const auto p = hn::Exp(df, hn::Max(hn::IfThenElse(visible_at(c), x, neg_inf), floor));
     hn::Store(p, df, s + c);
     sum = hn::Add(sum, p);
@@ -478,6 +553,25 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
   sc.l[r] = total + hn::GetLane(hn::SumOfLanes(df, sum));
   sc.m[r] = new_max;
   return true;
+}
+
+// Folds a sink logit into a row's maximum m and sum l (the accumulator to be scaled by alpha):
+// the sink is part of the maximum, so e^(sink − max) never overflows. −∞ is no sink.
+HWY_INLINE void FoldSink(float sink, float m, float& l, float& alpha) {
+  const DF df;
+  const float inf = std::numeric_limits<float>::infinity();
+  // e^x for x ≤ 0, 0 below Exp's range (whose scalar form may not see huge arguments).
+  const auto exp = [&](float x) {
+    return hn::GetLane(hn::Exp(df, hn::Max(hn::Set(df, x), hn::Set(df, -126.0f))));
+  };
+  if (sink == -inf) return;
+  if (sink <= m) {
+    l += exp(sink - m);
+    return;
+  }
+  // A new maximum: the keys' share rescales by e^(m − sink) (0 when no key is visible).
+  alpha = m == -inf ? 0.0f : exp(m - sink);
+  l = l * alpha + 1;
 }
 
 // Whether key j counts for query i of head h: not masked, by the mask, the window or a −∞ bias.
@@ -509,17 +603,16 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     sc.l[r] = 0;
     sc.exceptional[r] = 0;
   }
-  // Key blocks that every row's mask or window hides are skipped.
-  int64_t last_position = 0, oldest = -1;
+  // Key blocks that every row's mask, window or chunk hides are skipped.
+  int64_t newest = Plan::kUnbounded, oldest = -1;
   if (plan.masked) {
     const auto [lo, hi] = std::minmax_element(&plan.q_pos[i0], &plan.q_pos[i0] + queries);
-    last_position = *hi;
+    newest = plan.newest_visible(*hi);
     oldest = plan.oldest_visible(*lo);
   }
 
   for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
-    if (plan.causal && plan.block_min[kb] > last_position) continue;
-    if (plan.masked && plan.block_max[kb] < oldest) continue;
+    if (plan.masked && (plan.block_min[kb] > newest || plan.block_max[kb] < oldest)) continue;
     const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
 
     int64_t ldk, ldv;
@@ -583,10 +676,13 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
     const float* acc = sc.acc + r * sc.ldacc;
     float* o = sc.out_row;
-    const auto total = hn::Set(df, sc.l[r]);
+    float l = sc.l[r], alpha = 1;
+    if (!plan.sinks.empty()) FoldSink(plan.sinks[head(r)], sc.m[r], l, alpha);
+    const auto total = hn::Set(df, l), rescale = hn::Set(df, alpha);
     for (int64_t c = 0; c < sc.ldacc; c += N) {
-      const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
-      hn::Store(value, df, o + c);
+      auto value = hn::Load(df, acc + c);
+      if (alpha != 1) value = hn::Mul(rescale, value);
+      hn::Store(l > 0 ? hn::Div(value, total) : hn::Zero(df), df, o + c);
     }
     FromF32(o, dv, out, out.offset(query(r), head(r), 0), out.strides[2]);
   }
@@ -635,10 +731,11 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
 // error analysis is in attention.cc).
 std::vector<Impl<AttentionCall>> attention() {
   static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
-  const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
-                            variant::attention_causal | variant::attention_bias |
-                            variant::attention_gqa | variant::attention_positions |
-                            variant::attention_window | variant::attention_softcap;
+  const uint64_t variants =
+      variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::attention_causal |
+      variant::attention_bias | variant::attention_gqa | variant::attention_positions |
+      variant::attention_window | variant::attention_softcap | variant::attention_chunked |
+      variant::attention_sinks | variant::attention_alibi;
   return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
                                      run_attention);
 }

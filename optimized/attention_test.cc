@@ -39,6 +39,9 @@ struct Shape {
   bool f32_bias = false;     // the bias in f32 rather than in `dtype`
   int64_t window = -1;       // window_left
   double softcap = 0;
+  int64_t chunk = 0;   // chunk_size
+  bool sinks = false;  // per-head sinks from −∞ to large
+  bool alibi = false;  // fused ALiBi slopes (Press's for hq heads)
 };
 
 std::string describe(const Shape& s) {
@@ -49,7 +52,9 @@ std::string describe(const Shape& s) {
          (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout) + " " +
          dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "") +
          (s.window >= 0 ? " window_left=" + std::to_string(s.window) : "") +
-         (s.softcap > 0 ? " softcap=" + std::to_string(s.softcap) : "");
+         (s.softcap > 0 ? " softcap=" + std::to_string(s.softcap) : "") +
+         (s.chunk > 0 ? " chunk_size=" + std::to_string(s.chunk) : "") + (s.sinks ? " sinks" : "") +
+         (s.alibi ? " alibi" : "");
 }
 
 // A problem of random values; `edit` may then plant special values in it.
@@ -69,6 +74,17 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
         call.mask = s.mask;
         call.window_left = s.window;
         call.softcap = s.softcap;
+        call.chunk_size = s.chunk;
+        if (s.sinks) {
+          call.sinks = arena.alloc(DType::f32, {s.hq});
+          const float sink[] = {-kInf, 0.5f, -3, 100, 2, 30};
+          for (int64_t h = 0; h < s.hq; ++h) call.sinks->as<float>()[h] = sink[h % 6];
+        }
+        if (s.alibi) {
+          call.alibi_slopes = arena.alloc(DType::f32, {s.hq});
+          for (int64_t h = 0; h < s.hq; ++h)
+            call.alibi_slopes->as<float>()[h] = std::exp2(-8.0f * (h + 1) / s.hq);
+        }
         if (s.bias) {
           call.bias = arena.alloc(s.f32_bias ? DType::f32 : s.dtype, {s.hq, s.tq, s.tk}, s.layout);
           values.fill(*call.bias, -2, 2);
@@ -624,6 +640,110 @@ TEST(OptimizedAttention, SoftcapBitwiseIdenticalForEveryThreadCount) {
   expect_bitwise_for_thread_counts(attention().front(), problem(s, 23));
 }
 
+// Chunks of a few keys to more than a key block, with a window and without, every dtype, prefill
+// and decoding.
+TEST(OptimizedAttention, ChunkedEveryTargetMatches) {
+  uint64_t seed = 500;
+  for (int64_t chunk : {1, 7, 128, 129, 300}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{70, 520, 4, 2, 17, 9, mask, seed % 3 == 0, seed % 2 == 0, Layout::contiguous, dtype};
+      s.chunk = chunk;
+      s.window = seed % 4 == 1 ? 100 : -1;
+      expect_every_target_matches(problem(s, seed++));
+      s.tq = 1;
+      s.layout = Layout::padded;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+  Shape s{80, 40, 2, 1, 8, 8, Mask::none, false, false};  // tq > tk: queries before every key
+  s.chunk = 16;
+  expect_every_target_matches(problem(s, 531));
+}
+
+// Sinks from −∞ to 100 (far above every score), with masks that leave rows without a key, and
+// fused ALiBi with and without a bias (the two summed as hi + lo), softcapped and not.
+TEST(OptimizedAttention, SinksAndAlibiEveryTargetMatch) {
+  uint64_t seed = 600;
+  for (bool sinks : {false, true}) {
+    for (bool alibi : {false, true}) {
+      for (Mask mask : {Mask::none, Mask::causal}) {
+        if (!sinks && !alibi) continue;
+        const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+        Shape s{70,   300, 6, 2, 17, 9, mask, seed % 2 == 0, seed % 3 != 0, Layout::contiguous,
+                dtype};
+        s.sinks = sinks;
+        s.alibi = alibi;
+        s.softcap = seed % 4 == 0 ? 30 : 0;
+        s.window = mask == Mask::causal ? 40 : -1;
+        expect_every_target_matches(problem(s, seed++));
+        s.tq = 1;
+        expect_every_target_matches(problem(s, seed++));
+      }
+    }
+  }
+  Shape s{8, 300, 2, 1, 8, 8, Mask::causal, true, false};
+  s.alibi = true;
+  s.sinks = true;
+  // A sink of 100 beside keys scoring 0 in the first block and 100 in the second: e^(sink − the
+  // first block's maximum) would overflow f32, the sink in the maximum does not.
+  Shape tower{1, 256, 1, 1, 1, 4, Mask::none, false, false};
+  tower.sinks = true;  // head 0's sink is −∞: set below
+  expect_every_target_matches(problem(tower, 612, [](AttentionCall& c) {
+    c.scale = 10;
+    set(c.q, 0, 1);
+    for (int64_t j = 0; j < 256; ++j) set(c.k, c.k.offset(j, 0, 0), j < 128 ? 0.0f : 10.0f);
+    set(*c.sinks, 0, 100);
+  }));
+  // One row's bias at −3·10^38: its scores leave f32's resolution, the exact path, with ALiBi and
+  // the sink.
+  expect_every_target_matches(problem(s, 611, [](AttentionCall& c) {
+    for (int64_t j = 0; j < 300; ++j) set(*c.bias, c.bias->offset(0, 7, j), -3e38f);
+  }));
+}
+
+// The key at a chunk's first position belongs to it: with q = 0 every visible key weighs the same,
+// and one-hot values show which keys each row saw.
+TEST(OptimizedAttention, ChunkBoundsByHand) {
+  const int64_t tq = 6, tk = 300, chunk = 130;
+  for (bool positions : {false, true}) {
+    for (Mask mask : {Mask::none, Mask::causal}) {
+      Shape s{tq, tk, 1, 1, 4, tk, mask, false, positions};
+      s.chunk = chunk;
+      for (const auto& impl : attention()) {
+        Arena arena;
+        const AttentionCall call = problem(s, 8, [](AttentionCall& c) {
+                                     for (int64_t i = 0; i < c.q.shape[0]; ++i)
+                                       for (int64_t e = 0; e < c.q.shape[2]; ++e)
+                                         set(c.q, c.q.offset(i, 0, e), 0.0f);
+                                     for (int64_t j = 0; j < c.v.shape[0]; ++j)
+                                       for (int64_t e = 0; e < c.v.shape[2]; ++e)
+                                         set(c.v, c.v.offset(j, 0, e), j == e ? 1.0f : 0.0f);
+                                   }).build(arena);
+        impl.run(call);
+        for (int64_t i = 0; i < tq; ++i) {
+          const int64_t qp = call.q_position(i);
+          for (int64_t j = 0; j < tk; ++j) {
+            const int64_t kp = call.k_position(j);
+            const bool expected = qp / chunk == kp / chunk && (mask == Mask::none || kp <= qp);
+            const float got = call.out.as<float>()[call.out.offset(i, 0, j)];
+            ASSERT_EQ(got > 0, expected) << impl.name << " " << describe(s) << " query " << i
+                                         << " key " << j << " positions " << qp << ", " << kp;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(OptimizedAttention, VariantsBitwiseIdenticalForEveryThreadCount) {
+  Shape s{200, 600, 4, 2, 32, 32, Mask::causal, true, true};
+  s.chunk = 150;
+  s.sinks = true;
+  s.alibi = true;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 24));
+}
+
 TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
   for (const auto& impl : attention()) {
     Arena arena;
@@ -649,6 +769,25 @@ TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
       bad.softcap = softcap;
       harness::expect_rejected(impl.run, bad, arena, "softcap");
     }
+    bad = call;
+    bad.chunk_size = -1;
+    harness::expect_rejected(impl.run, bad, arena, "chunk_size");
+    for (float sink : {kNaN, kInf}) {
+      bad = call;
+      bad.sinks = arena.alloc(DType::f32, {4});
+      std::fill_n(bad.sinks->as<float>(), 4, 0.0f);
+      bad.sinks->as<float>()[2] = sink;
+      harness::expect_rejected(impl.run, bad, arena, "sinks[2]");
+    }
+    bad = call;
+    bad.sinks = arena.alloc(DType::f32, {3});  // 4 query heads
+    std::fill_n(bad.sinks->as<float>(), 3, 0.0f);
+    harness::expect_rejected(impl.run, bad, arena, "sinks.shape[0]");
+    bad = call;
+    bad.alibi_slopes = arena.alloc(DType::f32, {4});
+    std::fill_n(bad.alibi_slopes->as<float>(), 4, 0.5f);
+    bad.alibi_slopes->as<float>()[1] = kInf;
+    harness::expect_rejected(impl.run, bad, arena, "alibi_slopes[1]");
   }
 }
 

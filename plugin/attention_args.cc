@@ -10,7 +10,10 @@ static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
               POSENC_VARIANT_ATTENTION_GQA == variant::attention_gqa &&
               POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions &&
               POSENC_VARIANT_ATTENTION_WINDOW == variant::attention_window &&
-              POSENC_VARIANT_ATTENTION_SOFTCAP == variant::attention_softcap);
+              POSENC_VARIANT_ATTENTION_SOFTCAP == variant::attention_softcap &&
+              POSENC_VARIANT_ATTENTION_CHUNKED == variant::attention_chunked &&
+              POSENC_VARIANT_ATTENTION_SINKS == variant::attention_sinks &&
+              POSENC_VARIANT_ATTENTION_ALIBI == variant::attention_alibi);
 static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
               POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
 
@@ -26,7 +29,10 @@ posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
           .scale = c.scale,
           .window_left = c.window_left,
           .softcap = c.softcap,
-          .threads = c.threads};
+          .threads = c.threads,
+          .chunk_size = c.chunk_size,
+          .sinks = t(c.sinks),
+          .alibi_slopes = t(c.alibi_slopes)};
 }
 
 }  // namespace posenc::plugin

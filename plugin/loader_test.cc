@@ -52,7 +52,7 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_no_symbol", "it does not export posenc_plugin_kernels()");
   expect_load_error("posenc_test_broken_abi",
                     "ABI version mismatch: the library was built against plugin ABI version "
-                    "999, this posenc speaks version 2 (and 1)");
+                    "999, this posenc speaks version 3 (and 2 and 1)");
   expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
   expect_load_error("posenc_test_broken_bad_family",
                     "kernel #1 family 42 is not a posenc family (0 to " +
@@ -105,6 +105,47 @@ TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {
   // Each entry runs its own function: the shorter version-1 entries are indexed as such.
   EXPECT_EQ(run_one(kernels[0]), 1.0f);
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
+}
+
+// The envelope library's attention kernel, which echoes threads, mask and chunk_size as it reads
+// them: each version's kernel gets its own struct and only the variants its version knew.
+struct Echo {
+  float threads, mask, chunk_size;
+  uint64_t variants;
+};
+Echo run_echo(const std::string& name) {
+  const Plugin plugin = load(library(name), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<AttentionCall>();
+  EXPECT_EQ(kernels.size(), 1u);
+  if (kernels.empty()) return {};
+  Arena arena;
+  AttentionCall call;
+  call.q = arena.alloc(DType::f32, {1, 1, 1});
+  call.k = arena.alloc(DType::f32, {1, 1, 1});
+  call.v = arena.alloc(DType::f32, {1, 1, 3});
+  call.out = arena.alloc(DType::f32, {1, 1, 3});
+  for (const Tensor* t : {&call.q, &call.k, &call.v}) t->as<float>()[0] = 1;
+  for (int c = 0; c < 3; ++c) call.v.as<float>()[c] = 1;
+  call.mask = Mask::causal;
+  call.threads = 3;
+  kernels[0].run(call);
+  const float* out = call.out.as<float>();
+  return {out[0], out[1], out[2], kernels[0].variants};
+}
+
+TEST(Load, EachVersionsAttentionKernelReadsItsOwnStruct) {
+  const uint64_t window = POSENC_VARIANT_ATTENTION_WINDOW, chunked = POSENC_VARIANT_ATTENTION_CHUNKED;
+  const Echo v1 = run_echo("posenc_test_envelope_v1");
+  EXPECT_EQ(v1.threads, 3);
+  EXPECT_EQ(v1.mask, POSENC_MASK_CAUSAL);
+  EXPECT_EQ(v1.variants & (window | chunked), 0u);  // neither existed in version 1
+  const Echo v2 = run_echo("posenc_test_envelope_v2");
+  EXPECT_EQ(v2.threads, 3);
+  EXPECT_EQ(v2.variants & (window | chunked), window);
+  const Echo v3 = run_echo("posenc_test_envelope");
+  EXPECT_EQ(v3.threads, 3);
+  EXPECT_EQ(v3.chunk_size, 0);
+  EXPECT_EQ(v3.variants & (window | chunked), window | chunked);
 }
 
 // The faulty plugin's kernels, run on a small valid sinusoidal call.

@@ -27,19 +27,53 @@ struct posenc_kernel_v1 {
   decltype(posenc_kernel::run) run;
 };
 
-// Entry i of `table`, as version 2 reads it (a version-1 entry gets zero envelope fields, which
-// mean what version 1 meant).
+// Version 1's attention arguments: version 3's without window_left, softcap and the version-3
+// fields, with threads right after scale.
+struct posenc_attention_args_v1 {
+  const DLTensor *q, *k, *v, *out;
+  int32_t mask;
+  const DLTensor *q_positions, *k_positions, *bias;
+  double scale;
+  int32_t threads;
+};
+
+// The variant bits each version knew, beyond which an older kernel's bits mean nothing: it is
+// never handed a call that needs them.
+uint64_t known_variants(uint32_t abi_version, uint32_t family) {
+  if (family != POSENC_FAMILY_ATTENTION || abi_version >= 3) return ~uint64_t{0};
+  uint64_t unknown = POSENC_VARIANT_ATTENTION_CHUNKED | POSENC_VARIANT_ATTENTION_SINKS |
+                     POSENC_VARIANT_ATTENTION_ALIBI;
+  if (abi_version < 2)
+    unknown |= POSENC_VARIANT_ATTENTION_WINDOW | POSENC_VARIANT_ATTENTION_SOFTCAP;
+  return ~unknown;
+}
+
+// Entry i of `table`, as this version reads it (a version-1 entry gets zero envelope fields, which
+// mean what version 1 meant; every entry only the variants its version knew).
 posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
-  if (table.abi_version == POSENC_PLUGIN_ABI_VERSION) return table.kernels[i];
+  if (table.abi_version >= 2) {
+    posenc_kernel k = table.kernels[i];  // versions 2 and 3 share the entry
+    k.variants &= known_variants(table.abi_version, k.family);
+    return k;
+  }
   const auto& old = reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
   posenc_kernel k{};
   k.name = old.name, k.family = old.family, k.flags = old.flags, k.variants = old.variants;
   k.bound = old.bound, k.run = old.run;
+  k.variants &= known_variants(1, k.family);
   return k;
 }
 
-// Runs kernel k on the argument struct of its family at `args`.
-int invoke(const posenc_kernel& k, const void* args, posenc_error* e) {
+// Runs kernel k, of a table of version `abi_version`, on the argument struct of its family at
+// `args` (this version's; a version-2 kernel reads its first part, a version-1 attention kernel
+// gets a copy in version 1's layout).
+int invoke(const posenc_kernel& k, uint32_t abi_version, const void* args, posenc_error* e) {
+  if (abi_version == 1 && k.family == POSENC_FAMILY_ATTENTION) {
+    const auto& a = *static_cast<const posenc_attention_args*>(args);
+    const posenc_attention_args_v1 old{a.q,           a.k,           a.v,    a.out,   a.mask,
+                                       a.q_positions, a.k_positions, a.bias, a.scale, a.threads};
+    return k.run.attention(reinterpret_cast<const posenc_attention_args*>(&old), e);
+  }
   switch (k.family) {
 #define POSENC_FAMILY(name, Call, NAME) \
   case POSENC_FAMILY_##NAME:            \
@@ -70,11 +104,12 @@ const posenc_plugin& open_table(const std::string& path) {
                     "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
   const posenc_plugin* table = table_fn();
   if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
-  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 1)
+  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 2 &&
+      table->abi_version != 1)
     throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
                     std::to_string(table->abi_version) + ", this posenc speaks version " +
                     std::to_string(POSENC_PLUGIN_ABI_VERSION) +
-                    " (and 1); rebuild it against this posenc's posenc/plugin.h");
+                    " (and 2 and 1); rebuild it against this posenc's posenc/plugin.h");
   if (table->count > kMaxKernels)
     throw LoadError("the table claims " + std::to_string(table->count) + " kernels (at most " +
                     std::to_string(kMaxKernels) + ")");
@@ -162,7 +197,8 @@ std::string serve(Served& served, std::string_view bytes) {
     throw LoadError("the library's table changed since it was loaded");
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
   posenc_error error{};
-  const int code = invoke(entry(table, request.index), served.base + request.args, &error);
+  const int code =
+      invoke(entry(table, request.index), table.abi_version, served.base + request.args, &error);
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);
   auto text = [](const char* field, size_t n) {
     return std::string_view(field, strnlen(field, n));

@@ -76,12 +76,15 @@ Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, doub
 
 namespace {
 
-// One attention problem. Layout slots: q, k, v, out, bias, q_positions, k_positions.
+// One attention problem. Layout slots: q, k, v, out, bias, q_positions, k_positions, and sinks
+// and alibi_slopes.
 struct AttentionSpec {
   int64_t tq = 0, tk = 0, hq = 1, hkv = 1, d = 1, dv = 1;
   Mask mask = Mask::none;
   int64_t window_left = -1;
   double softcap = 0;
+  int64_t chunk_size = 0;
+  std::vector<float> sinks, slopes;  // per query head; empty: none
   bool with_positions = false;
   enum class Bias : uint8_t { none, values, alibi } bias = Bias::none;
   double scale = std::nan("");
@@ -111,6 +114,7 @@ struct AttentionSpec {
     AttentionCall rule;
     rule.mask = mask;
     rule.window_left = window_left;
+    rule.chunk_size = chunk_size;
     const int64_t slot_position = k_position(slot_key());
     for (int64_t i = 0; i < tq; ++i)
       if (!rule.visible_at(q_position(i), slot_position)) return true;
@@ -129,6 +133,9 @@ std::string describe(const AttentionSpec& s) {
                   s.hq, s.hkv, s.d, s.dv, s.mask == Mask::causal ? "causal" : "none");
   if (s.window_left >= 0) str += fmt::format(" window_left={}", s.window_left);
   if (s.softcap > 0) str += fmt::format(" softcap={}", s.softcap);
+  if (s.chunk_size > 0) str += fmt::format(" chunk_size={}", s.chunk_size);
+  if (!s.sinks.empty()) str += fmt::format(" sinks=[{}]", fmt::join(s.sinks, ", "));
+  if (!s.slopes.empty()) str += fmt::format(" alibi_slopes=[{}]", fmt::join(s.slopes, ", "));
   if (s.f32_bias) str += " f32 bias";
   if (!std::isnan(s.scale)) str += fmt::format(" scale={}", s.scale);
   if (s.with_positions)
@@ -139,7 +146,7 @@ std::string describe(const AttentionSpec& s) {
   if (s.unused_slot) str += fmt::format(" v[{}]=(inf, -inf, nan, ...)", s.slot_key());
   if (any_strided(s.layouts)) {
     str += " layouts";
-    for (int i = 0; i < 7; ++i) str += fmt::format(" {}", layout_name(s.layouts[i]));
+    for (int i = 0; i < 8; ++i) str += fmt::format(" {}", layout_name(s.layouts[i]));
   }
   return str;
 }
@@ -153,6 +160,14 @@ void alibi_bias(const Tensor& bias) {
       for (int64_t j = 0; j < bias.shape[2]; ++j)
         store(bias, bias.offset(h, i, j),
               -std::ldexp(1.0, -static_cast<int>(h % 8) - 1) * std::fabs(double(i - j)));
+}
+
+// An f32 [hq] view of per-head values (sinks, slopes), or none for none.
+std::optional<Tensor> per_head(const std::vector<float>& values, Arena& arena, Layout layout) {
+  if (values.empty()) return std::nullopt;
+  const Tensor t = arena.alloc(DType::f32, {static_cast<int64_t>(values.size())}, layout);
+  for (size_t h = 0; h < values.size(); ++h) store(t, t.offset(static_cast<int64_t>(h)), values[h]);
+  return t;
 }
 
 AttentionCall build(const AttentionSpec& s, Arena& arena) {
@@ -187,8 +202,47 @@ AttentionCall build(const AttentionSpec& s, Arena& arena) {
     s.q_pos.store(*call.q_positions);
     s.k_pos.store(*call.k_positions);
   }
+  call.chunk_size = s.chunk_size;
+  call.sinks = per_head(s.sinks, arena, s.layouts[7]);
+  call.alibi_slopes = per_head(s.slopes, arena, s.layouts[7]);
   return call;
 }
+
+}  // namespace
+
+// Sink logits for n query heads: −∞ (none), moderate, or large (past f32's e^88 against the
+// scores, where a sink left out of the maximum overflows).
+rc::Gen<std::vector<float>> any_sinks(int64_t n) {
+  return rc::gen::container<std::vector<float>>(
+      static_cast<size_t>(n),
+      rc::gen::weightedOneOf<float>(
+          {{1, rc::gen::just(-INFINITY)},
+           {4, rc::gen::map(gen::uniform(-64, 64), [](int64_t k) { return k / 16.0f; })},
+           {1, rc::gen::map(gen::uniform(80, 120), [](int64_t k) { return float(k); })}}));
+}
+
+// ALiBi slopes for n query heads: the ALiBi family's for n heads (max_bias 8, Press's), or any
+// in (0, 1], or occasionally 0 or negative.
+rc::Gen<std::vector<float>> any_slopes(int64_t n) {
+  return rc::gen::exec([n] {
+    std::vector<float> slopes(static_cast<size_t>(n));
+    const int kind = static_cast<int>(*gen::uniform(0, 3));
+    const int64_t c = int64_t{1} << static_cast<int>(std::floor(std::log2(double(n))));
+    for (int64_t h = 0; h < n; ++h) {
+      if (kind <= 1) {  // alibi.h's formula
+        slopes[h] = static_cast<float>(h < c ? std::exp2(-8.0 * (h + 1) / c)
+                                             : std::exp2(-4.0 * (2 * (h - c) + 1) / c));
+      } else if (kind == 2) {
+        slopes[h] = static_cast<float>(*gen::uniform(1, 1024)) / 1024;
+      } else {
+        slopes[h] = static_cast<float>(*gen::uniform(-8, 8)) / 8;
+      }
+    }
+    return slopes;
+  });
+}
+
+namespace {
 
 // Shapes: queries and keys from none up, 1–3 kv heads shared by 1–4 query heads each, head dims
 // with odd tails. `specials` allows special values and spread magnitudes in the inputs.
@@ -238,6 +292,20 @@ rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, i
     s.dtype = *gen::float_dtype();
     s.f32_bias =
         s.bias != AttentionSpec::Bias::none && s.dtype != DType::f32 && *rc::gen::arbitrary<bool>();
+    // Drawn last, so that the fields above are those the same seed gave before them.
+    // Chunks of a few keys or spanning long-range positions (Llama 4's is 8192).
+    s.chunk_size = *rc::gen::weightedOneOf<int64_t>(
+        {{5, rc::gen::just<int64_t>(0)},
+         {1, gen::uniform(1, std::max<int64_t>(max_tk, 1))},
+         {1, rc::gen::map(gen::uniform(0, 24), [](int64_t e) { return int64_t{1} << e; })}});
+    if (*gen::uniform(0, 5) == 0) s.sinks = *any_sinks(s.hq);
+    if (*gen::uniform(0, 5) == 0) s.slopes = *any_slopes(s.hq);
+    if (!s.with_positions && (s.chunk_size > 0 || !s.slopes.empty()) &&
+        *rc::gen::arbitrary<bool>()) {
+      s.with_positions = true;
+      s.q_pos = *gen::positions(s.tq, kMaxPosition);
+      s.k_pos = *gen::positions(s.tk, kMaxPosition);
+    }
     return s;
   });
 }
@@ -251,6 +319,9 @@ void classify(const AttentionSpec& s) {
   RC_CLASSIFY(s.mask == Mask::causal, "causal");
   RC_CLASSIFY(s.window_left >= 0, "window");
   RC_CLASSIFY(s.softcap > 0, "softcap");
+  RC_CLASSIFY(s.chunk_size > 0, "chunked");
+  RC_CLASSIFY(!s.sinks.empty(), "sinks");
+  RC_CLASSIFY(!s.slopes.empty(), "alibi");
   RC_CLASSIFY(s.bias != AttentionSpec::Bias::none, "bias");
   RC_CLASSIFY(s.with_positions, "positions");
   RC_CLASSIFY(s.with_positions && (s.q_pos.long_range() || s.k_pos.long_range()), "long positions");
@@ -291,6 +362,9 @@ rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias 
     s.mask = mask;
     s.window_left = -1;
     s.softcap = 0;
+    s.chunk_size = 0;
+    s.sinks.clear();
+    s.slopes.clear();
     s.bias = bias;
     s.with_positions = false;
     if (generic) {
@@ -377,16 +451,17 @@ Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
     Matrix scores = call.resolved_scale() * q * k.transpose();
     for (int64_t i = 0; i < tq; ++i)
       for (int64_t j = 0; j < tk; ++j) {
-        scores(i, j) = call.logit(scores(i, j));
+        scores(i, j) = call.logit(scores(i, j)) + call.alibi(h, i, j);
         if (call.bias) scores(i, j) += load(*call.bias, call.bias->offset(h, i, j));
         if (!call.visible(i, j)) scores(i, j) = -inf;
       }
     Matrix result = Matrix::Zero(tq, dv);
+    const double sink = call.sink(h);  // in the maximum and the denominator
     for (int64_t i = 0; i < tq; ++i) {
-      const double top = tk ? scores.row(i).maxCoeff() : -inf;
+      const double top = std::max(tk ? scores.row(i).maxCoeff() : -inf, sink);
       if (top == -inf) continue;  // nothing visible: zeros
       const Eigen::RowVectorXd w = (scores.row(i).array() - top).exp().matrix();
-      result.row(i) = (w * v) / w.sum();
+      result.row(i) = (w * v) / (w.sum() + std::exp(sink - top));
     }
     for (int64_t i = 0; i < tq; ++i)
       for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), result(i, c));
@@ -418,6 +493,9 @@ std::vector<Property<AttentionCall>> attention_properties() {
                                {"causal", 0.3},
                                {"window", 0.15},
                                {"softcap", 0.1},
+                               {"chunked", 0.1},
+                               {"sinks", 0.08},
+                               {"alibi", 0.08},
                                {"bias", 0.15},
                                {"positions", 0.1},
                                {"specials", 0.05},
@@ -440,6 +518,10 @@ std::vector<Property<AttentionCall>> attention_properties() {
   for (auto& x : view_mutations<Call>("out", out, true)) m.push_back(x);
   for (auto& x : view_mutations<Call>("bias", bias, false)) m.push_back(x);
   for (auto& x : view_mutations<Call>("q_positions", q_positions, false)) m.push_back(x);
+  ViewOf<Call> sinks = [](Call& c) { return c.sinks ? &*c.sinks : nullptr; };
+  ViewOf<Call> slopes = [](Call& c) { return c.alibi_slopes ? &*c.alibi_slopes : nullptr; };
+  for (auto& x : view_mutations<Call>("sinks", sinks, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("alibi_slopes", slopes, false)) m.push_back(x);
   m.push_back(overlap_mutation<Call>("out", out, "q", q));
   m.push_back(overlap_mutation<Call>("out", out, "v", v));
   m.push_back(position_mutation<Call>("q position 2^24 + 1", q_positions,
@@ -480,6 +562,19 @@ std::vector<Property<AttentionCall>> attention_properties() {
   for (double cap : {-1.0, double{INFINITY}})
     m.push_back({fmt::format("softcap = {}", cap), [cap](Call& c, Arena&) {
                    c.softcap = cap;
+                   return true;
+                 }});
+  m.push_back({"chunk_size = -1", [](Call& c, Arena&) {
+                 c.chunk_size = -1;
+                 return true;
+               }});
+  using PerHead = std::optional<Tensor> Call::*;
+  for (const auto& named : {std::pair<const char*, PerHead>{"sinks", &Call::sinks},
+                            std::pair<const char*, PerHead>{"alibi_slopes", &Call::alibi_slopes}})
+    m.push_back({fmt::format("{}[0] = NaN", named.first), [field = named.second](Call& c, Arena&) {
+                   const auto& t = c.*field;
+                   if (!t || t->shape[0] == 0) return false;
+                   t->as<float>()[0] = NAN;
                    return true;
                  }});
   m.push_back({"mask = 7", [](Call& c, Arena&) {

@@ -108,6 +108,14 @@ enum class AttentionVariantBug {
   softcap_ignored,     // the softcap dropped (sglang#33915)
   softcap_unscaled,    // tanh(logit / c), forgetting to multiply back by c
   softcap_after_bias,  // c·tanh((logit + bias) / c): the bias capped too
+  chunk_start_exclusive,  // a chunk's keys as (start, start + c): its first position left out
+  chunk_one_based,        // chunks of positions counted from 1, ⌊(pos + 1) / c⌋
+  sink_dropped,           // the sink ignored (TransformerEngine#3551)
+  sink_outside_max,       // the sink seeded into the first key block with that block's maximum
+  sink_unguarded,         // e^(sink − max) unguarded: a −∞ sink on a row with no key is NaN
+  alibi_before_scale,     // scale·(q·k + alibi): the slope applied before the scale
+  alibi_signed,           // slope·(k_pos − q_pos) for every key: later keys gain, not lose
+  alibi_slot_distance,    // the distance between slots i + tk − tq and j, not the positions
 };
 
 // The reference's arithmetic in fp64 (finite inputs), with the bug's idea of one variant.
@@ -118,13 +126,35 @@ void attention_variant_with(AttentionVariantBug bug, const AttentionCall& call) 
   const int64_t tq = q.shape[0], hq = q.shape[1], d = q.shape[2];
   const int64_t tk = k.shape[0], group = hq / k.shape[1], dv = v.shape[2];
   const double cap = call.softcap, w = static_cast<double>(call.window_left);
+  const int64_t chunk = call.chunk_size;
+  AttentionCall unchunked = call;  // the mask and the window; the chunk as the bug sees it
+  unchunked.chunk_size = 0;
   const auto visible = [&](int64_t i, int64_t j) {
-    const int64_t distance = call.q_position(i) - call.k_position(j);
+    const int64_t qp = call.q_position(i), kp = call.k_position(j), distance = qp - kp;
     if (bug == B::window_exclusive && call.windowed() && distance >= w) return false;
     if (bug == B::window_two_sided && call.windowed() && std::abs(distance) > w) return false;
-    return call.visible(i, j);
+    if (chunk > 0) {
+      const int64_t start = call.chunk_of(qp) * chunk;
+      if (bug == B::chunk_start_exclusive && !(kp > start && kp < start + chunk)) return false;
+      if (bug == B::chunk_one_based && call.chunk_of(qp + 1) != call.chunk_of(kp + 1)) return false;
+      if (bug != B::chunk_start_exclusive && bug != B::chunk_one_based &&
+          call.chunk_of(qp) != call.chunk_of(kp))
+        return false;
+    }
+    return unchunked.visible(i, j);
   };
-  const auto score = [&](double scaled_dot, double bias) {
+  const auto alibi = [&](int64_t h, int64_t i, int64_t j) {
+    if (!call.alibi_slopes) return 0.0;
+    const double slope = call.alibi_slopes->as<float>()[call.alibi_slopes->offset(h)];
+    int64_t distance = std::abs(call.q_position(i) - call.k_position(j));
+    if (bug == B::alibi_signed) distance = call.q_position(i) - call.k_position(j);
+    if (bug == B::alibi_slot_distance) distance = std::abs(tk - tq + i - j);
+    return static_cast<double>(static_cast<float>(slope * -static_cast<double>(distance)));
+  };
+  const auto score = [&](double dot, double alibi, double bias) {
+    double scaled_dot = call.resolved_scale() * dot;
+    if (bug == B::alibi_before_scale) scaled_dot = call.resolved_scale() * (dot + alibi), alibi = 0;
+    bias += alibi;
     if (cap == 0 || bug == B::softcap_ignored) return scaled_dot + bias;
     if (bug == B::softcap_unscaled) return std::tanh(scaled_dot / cap) + bias;
     if (bug == B::softcap_after_bias) return cap * std::tanh((scaled_dot + bias) / cap);
@@ -140,20 +170,47 @@ void attention_variant_with(AttentionVariantBug bug, const AttentionCall& call) 
         double dot = 0;
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, h / group, c));
-        s[j] = score(call.resolved_scale() * dot,
+        s[j] = score(dot, alibi(h, i, j),
                      call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
         top = std::max(top, s[j]);
       }
+      const double sink = bug == B::sink_dropped ? -INFINITY : call.sink(h);
       std::fill(acc.begin(), acc.end(), 0.0);
       double total = 0;
-      for (int64_t j = 0; j < tk && top > -INFINITY; ++j) {
-        if (s[j] == -INFINITY) continue;
-        const double p = std::exp(s[j] - top);
-        total += p;
-        for (int64_t c = 0; c < dv; ++c) acc[c] += p * load(v, v.offset(j, h / group, c));
+      if (bug == B::sink_outside_max && call.sinks) {
+        // Online over blocks of 8 keys; the sink joins block 0's sum as the f32 e^(sink − m₀), m₀
+        // that block's own maximum: ∞ past e^88, and ∞·0 = NaN when block 0 shows no key.
+        double m = -INFINITY;
+        for (int64_t j0 = 0; j0 < tk; j0 += 8) {
+          double block_max = -INFINITY;
+          for (int64_t j = j0; j < std::min(tk, j0 + 8); ++j) block_max = std::max(block_max, s[j]);
+          const double new_max = std::max(m, block_max);
+          const double alpha = m == -INFINITY ? 0 : std::exp(m - new_max);
+          total *= alpha;
+          for (double& a : acc) a *= alpha;
+          if (j0 == 0 && sink > -INFINITY) total += static_cast<float>(std::exp(sink - block_max));
+          for (int64_t j = j0; j < std::min(tk, j0 + 8); ++j) {
+            if (s[j] == -INFINITY) continue;
+            const double p = std::exp(s[j] - new_max);
+            total += p;
+            for (int64_t c = 0; c < dv; ++c) acc[c] += p * load(v, v.offset(j, h / group, c));
+          }
+          m = new_max;
+        }
+      } else {
+        top = std::max(top, sink);
+        // sink_unguarded: whenever a sinks tensor is given, as a kernel's sink branch would.
+        if (sink > -INFINITY || (bug == B::sink_unguarded && call.sinks))
+          total = std::exp(sink - top);
+        for (int64_t j = 0; j < tk && top > -INFINITY; ++j) {
+          if (s[j] == -INFINITY) continue;
+          const double p = std::exp(s[j] - top);
+          total += p;
+          for (int64_t c = 0; c < dv; ++c) acc[c] += p * load(v, v.offset(j, h / group, c));
+        }
       }
       for (int64_t c = 0; c < dv; ++c)
-        store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+        store(out, out.offset(i, h, c), total > 0 || std::isnan(total) ? acc[c] / total : 0.0);
     }
 }
 
@@ -205,6 +262,34 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
   list.push_back({make_variant("softcap_after_bias", V::softcap_after_bias),
                   "caps the logit plus the bias, c·tanh((logit + bias) / c)",
                   "attention.differential"});
+  list.push_back({make_variant("chunk_start_exclusive", V::chunk_start_exclusive),
+                  "leaves a chunk's first position out of it (k_pos > chunk start)",
+                  "attention.chunk_is_local"});
+  list.push_back({make_variant("chunk_one_based", V::chunk_one_based),
+                  "counts positions from 1 when cutting chunks, ⌊(pos + 1) / chunk_size⌋",
+                  "attention.chunk_covering_all"});
+  list.push_back({make_variant("sink_dropped", V::sink_dropped),
+                  "drops the sink logit (TransformerEngine#3551)", "attention.sink_is_extra_key"});
+  list.push_back(
+      {make_variant("sink_outside_max", V::sink_outside_max),
+       "adds e^(sink − m₀) to the first key block's sum, m₀ that block's maximum without "
+       "the sink (sgl-kernel-npu#216): ∞ in f32 past e^88, and NaN when that block is "
+       "masked",
+       "attention.sink_is_extra_key"});
+  list.push_back({make_variant("sink_unguarded", V::sink_unguarded),
+                  "computes e^(sink − max) for a −∞ sink too: NaN on a row with no visible key "
+                  "(flash-attention#2752)",
+                  "attention.sink_minus_infinity"});
+  list.push_back({make_variant("alibi_before_scale", V::alibi_before_scale),
+                  "adds the ALiBi term before the scale, scale·(q·k + alibi)",
+                  "attention.alibi_fused"});
+  list.push_back({make_variant("alibi_signed", V::alibi_signed),
+                  "uses slope·(k_pos − q_pos) for every key, so keys after the query gain",
+                  "attention.alibi_fused"});
+  list.push_back({make_variant("alibi_slot_distance", V::alibi_slot_distance),
+                  "measures the ALiBi distance between slots, not positions (contiguous positions "
+                  "assumed)",
+                  "attention.key_permutation"});
   add_generic(list, "attention");
   return list;
 }

@@ -1,10 +1,13 @@
 // attention's variants (issue 21): properties that follow from each variant's maths, on problems of
-// their own (finite, moderate values), apart from the family's generator in attention.cc.
+// their own (finite, moderate values), apart from the family's generator in attention.cc: the
+// sliding window, the softcap, chunks, sinks, fused ALiBi and the keys' order.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <vector>
 
 #include "properties/generic.h"
@@ -13,6 +16,9 @@ namespace posenc::harness {
 
 // attention.cc: two runs of an implementation of bound `bound`, in the family's tolerance unit.
 Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, double bound);
+// attention.cc: per-head sink logits and ALiBi slopes of the family's generator.
+rc::Gen<std::vector<float>> any_sinks(int64_t n);
+rc::Gen<std::vector<float>> any_slopes(int64_t n);
 
 namespace {
 
@@ -25,6 +31,10 @@ struct VariantSpec {
   Positions q_pos, k_pos;
   Fill q, k, v;
   DType dtype = DType::f32;
+  // Set by the properties that need them (variant_spec() leaves them out).
+  int64_t window_left = -1, chunk_size = 0;
+  double softcap = 0, scale = std::nan("");
+  std::vector<float> sinks, slopes;
 };
 
 void showValue(const VariantSpec& s, std::ostream& os) {
@@ -33,6 +43,12 @@ void showValue(const VariantSpec& s, std::ostream& os) {
   if (s.with_positions)
     os << " q_positions=" << s.q_pos.describe() << " k_positions=" << s.k_pos.describe();
   os << fmt::format(" q=({}) k=({}) v=({})", s.q.describe(), s.k.describe(), s.v.describe());
+  if (s.window_left >= 0) os << " window_left=" << s.window_left;
+  if (s.chunk_size > 0) os << " chunk_size=" << s.chunk_size;
+  if (s.softcap > 0) os << " softcap=" << s.softcap;
+  if (!std::isnan(s.scale)) os << " scale=" << s.scale;
+  if (!s.sinks.empty()) os << fmt::format(" sinks=[{}]", fmt::join(s.sinks, ", "));
+  if (!s.slopes.empty()) os << fmt::format(" alibi_slopes=[{}]", fmt::join(s.slopes, ", "));
 }
 
 rc::Gen<VariantSpec> variant_spec() {
@@ -58,6 +74,14 @@ rc::Gen<VariantSpec> variant_spec() {
   });
 }
 
+// An f32 [n] view of per-head values, or none for none.
+std::optional<Tensor> per_head(const std::vector<float>& values, Arena& arena) {
+  if (values.empty()) return std::nullopt;
+  const Tensor t = arena.alloc(DType::f32, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.as<float>());
+  return t;
+}
+
 AttentionCall build(const VariantSpec& s, Arena& arena) {
   AttentionCall call;
   call.q = arena.alloc(s.dtype, {s.tq, s.hq, s.d});
@@ -74,6 +98,12 @@ AttentionCall build(const VariantSpec& s, Arena& arena) {
     s.q_pos.store(*call.q_positions);
     s.k_pos.store(*call.k_positions);
   }
+  call.window_left = s.window_left;
+  call.chunk_size = s.chunk_size;
+  call.softcap = s.softcap;
+  call.scale = s.scale;
+  call.sinks = per_head(s.sinks, arena);
+  call.alibi_slopes = per_head(s.slopes, arena);
   return call;
 }
 
@@ -157,6 +187,136 @@ Verdict weights_within_cap(const AttentionCall& call, double cap, double units) 
   return Verdict::pass();
 }
 
+// The largest position of the call's queries and keys (0 if none is larger).
+int64_t largest_position(const AttentionCall& call) {
+  int64_t largest = 0;
+  for (int64_t i = 0; i < call.q.shape[0]; ++i) largest = std::max(largest, call.q_position(i));
+  for (int64_t j = 0; j < call.k.shape[0]; ++j) largest = std::max(largest, call.k_position(j));
+  return largest;
+}
+
+// Makes the spec's positions explicit, as the kernel would read them implicitly (tk − tq + i and
+// j; the caller keeps tq ≤ tk so that none is negative).
+void make_explicit(VariantSpec& s) {
+  if (s.with_positions) return;
+  s.with_positions = true;
+  s.q_pos = Positions{.kind = "implicit"};
+  s.k_pos = Positions{.kind = "implicit"};
+  for (int64_t i = 0; i < s.tq; ++i) s.q_pos.values.push_back(s.tk - s.tq + i);
+  for (int64_t j = 0; j < s.tk; ++j) s.k_pos.values.push_back(j);
+}
+
+// Rows `rows` of `src` (rank 3, tokens first) as a new contiguous view; row −1 is zeros.
+Tensor gather_rows(const Tensor& src, const std::vector<int64_t>& rows, Arena& arena) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const Tensor dst = arena.alloc(src.dtype, {n, src.shape[1], src.shape[2]});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t h = 0; h < src.shape[1]; ++h)
+      for (int64_t c = 0; c < src.shape[2]; ++c)
+        store(dst, dst.offset(i, h, c), rows[i] < 0 ? 0.0 : load(src, src.offset(rows[i], h, c)));
+  return dst;
+}
+
+// An i64 [n] view of positions.
+Tensor position_view(const std::vector<int64_t>& positions, Arena& arena) {
+  const Tensor t = arena.alloc(DType::i64, {static_cast<int64_t>(positions.size())});
+  std::copy(positions.begin(), positions.end(), t.as<int64_t>());
+  return t;
+}
+
+// Row i of a rank-3 view, as a view of one row.
+Tensor row_of(Tensor t, int64_t i) {
+  t.data = static_cast<char*>(t.data) + i * t.strides[0] * dtype_size(t.dtype);
+  t.shape[0] = 1;
+  return t;
+}
+
+// The call with its sinks turned into one more key, at slot 0: key and value zeros (logit 0), a
+// position every query sees under the causal mask (the smallest query position), and a bias that
+// sets its score to the sink (the other keys' bias 0, which changes no score).
+AttentionCall sink_as_key(const AttentionCall& a, Arena& arena) {
+  const int64_t tq = a.q.shape[0], hq = a.q.shape[1], tk = a.k.shape[0];
+  AttentionCall b = a;
+  b.sinks.reset();
+  std::vector<int64_t> slots = {-1}, q_pos, k_pos;
+  for (int64_t j = 0; j < tk; ++j) slots.push_back(j);
+  b.k = gather_rows(a.k, slots, arena);
+  b.v = gather_rows(a.v, slots, arena);
+  for (int64_t i = 0; i < tq; ++i) q_pos.push_back(a.q_position(i));
+  k_pos.push_back(q_pos.empty() ? 0 : *std::min_element(q_pos.begin(), q_pos.end()));
+  for (int64_t j = 0; j < tk; ++j) k_pos.push_back(a.k_position(j));
+  b.q_positions = position_view(q_pos, arena);
+  b.k_positions = position_view(k_pos, arena);
+  b.bias = arena.alloc(DType::f32, {hq, tq, tk + 1});
+  for (int64_t h = 0; h < hq; ++h)
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j <= tk; ++j) store(*b.bias, b.bias->offset(h, i, j), j ? 0 : a.sink(h));
+  b.out = arena.alloc(a.out.dtype, {tq, hq, a.out.shape[2]});
+  return b;
+}
+
+// Query i of the call alone against the keys of its own chunk, without chunking.
+AttentionCall own_chunk(const AttentionCall& a, int64_t i, Arena& arena) {
+  const int64_t qp = a.q_position(i);
+  std::vector<int64_t> keys, k_pos;
+  for (int64_t j = 0; j < a.k.shape[0]; ++j)
+    if (a.chunk_of(a.k_position(j)) == a.chunk_of(qp)) {
+      keys.push_back(j);
+      k_pos.push_back(a.k_position(j));
+    }
+  AttentionCall b = a;
+  b.chunk_size = 0;
+  b.q = gather_rows(a.q, {i}, arena);
+  b.k = gather_rows(a.k, keys, arena);
+  b.v = gather_rows(a.v, keys, arena);
+  b.q_positions = position_view({qp}, arena);
+  b.k_positions = position_view(k_pos, arena);
+  b.out = arena.alloc(a.out.dtype, {1, a.out.shape[1], a.out.shape[2]});
+  return b;
+}
+
+// The call with its keys (values, positions) in the order `order` (slot j holds key order[j]).
+AttentionCall keys_reordered(const AttentionCall& a, const std::vector<int64_t>& order,
+                             Arena& arena) {
+  AttentionCall b = a;
+  b.k = gather_rows(a.k, order, arena);
+  b.v = gather_rows(a.v, order, arena);
+  std::vector<int64_t> q_pos, k_pos;
+  for (int64_t i = 0; i < a.q.shape[0]; ++i) q_pos.push_back(a.q_position(i));
+  for (int64_t j : order) k_pos.push_back(a.k_position(j));
+  b.q_positions = position_view(q_pos, arena);
+  b.k_positions = position_view(k_pos, arena);
+  b.out = arena.alloc(a.out.dtype, {a.out.shape[0], a.out.shape[1], a.out.shape[2]});
+  return b;
+}
+
+// Each query head's largest logit over the keys its rows see (−∞ if none), in fp64.
+std::vector<double> largest_logits(const AttentionCall& call) {
+  const int64_t hq = call.q.shape[1], group = hq / call.k.shape[1], d = call.q.shape[2];
+  std::vector<double> top(hq, -INFINITY);
+  for (int64_t h = 0; h < hq; ++h)
+    for (int64_t i = 0; i < call.q.shape[0]; ++i)
+      for (int64_t j = 0; j < call.k.shape[0]; ++j) {
+        if (!call.visible(i, j)) continue;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot +=
+              load(call.q, call.q.offset(i, h, c)) * load(call.k, call.k.offset(j, h / group, c));
+        top[h] = std::max(top[h], call.logit(call.resolved_scale() * dot));
+      }
+  return top;
+}
+
+// Whether some row of the call sees no key.
+bool some_row_sees_nothing(const AttentionCall& call) {
+  for (int64_t i = 0; i < call.q.shape[0]; ++i) {
+    bool any = false;
+    for (int64_t j = 0; j < call.k.shape[0] && !any; ++j) any = call.visible(i, j);
+    if (!any) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Property<AttentionCall>> attention_variant_properties() {
@@ -230,6 +390,214 @@ std::vector<Property<AttentionCall>> attention_variant_properties() {
              });
            },
        .needs = variant::attention_softcap});
+
+  props.push_back(
+      {.name = "attention.chunk_covering_all",
+       .statement = "a chunk_size of the largest position + 1 puts every query and key in chunk 0: "
+                    "the output of no chunking, alone and with causal",
+       .body =
+           [](Case<Call>& c) {
+             VariantSpec s = *variant_spec();
+             if (!s.with_positions) s.tq = std::min(s.tq, s.tk);  // no negative query position
+             classify(s);
+             Arena probe;
+             Call shape = build(s, probe);
+             const int64_t chunk = largest_position(shape) + 1;
+             RC_CLASSIFY(chunk > 128, "chunk past a key block");
+             shape.chunk_size = chunk;
+             c.each(shape, [&](const Impl<Call>& impl) {
+               const auto chunked = [chunk](Call& call) { call.chunk_size = chunk; };
+               return Verdict::of(compare_edited(impl, s, chunked, [](Call&) {}),
+                                  fmt::format("chunk_size={} vs no chunking", chunk));
+             });
+           },
+       .needs = variant::attention_chunked,
+       .minimum = dtype_shares({{"causal", 0.3}})});
+
+  props.push_back(
+      {.name = "attention.chunk_is_local",
+       .statement = "a query's chunked output is its unchunked output over the keys of its own "
+                    "chunk alone, a key sitting at that chunk's first position included",
+       .body =
+           [](Case<Call>& c) {
+             VariantSpec s = *variant_spec();
+             RC_PRE(s.tq > 0 && s.tk > 0);
+             if (!s.with_positions) s.tq = std::min(s.tq, s.tk);
+             make_explicit(s);
+             classify(s);
+             const int64_t i = *gen::uniform(0, s.tq - 1), qp = s.q_pos.values[i];
+             s.chunk_size = *gen::uniform(1, std::max<int64_t>(qp, 1));
+             // A key at the first position of the query's chunk: the boundary.
+             const int64_t start = qp / s.chunk_size * s.chunk_size;
+             s.k_pos.values[*gen::uniform(0, s.tk - 1)] = start;
+             RC_CLASSIFY(start > 0, "chunk after the first");
+             Arena probe;
+             const Call shape = build(s, probe);
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena arena;
+               const Call chunked = build(s, arena);
+               impl.run(chunked);
+               const Call alone = own_chunk(chunked, i, arena);
+               impl.run(alone);
+               Call got = alone;
+               got.out = row_of(chunked.out, i);
+               return Verdict::of(
+                   compare_two_runs(alone, got, impl.bound),
+                   fmt::format("query {} (chunk from {}) vs its chunk's keys alone", i, start));
+             });
+           },
+       .needs = variant::attention_chunked,
+       .minimum = dtype_shares({{"chunk after the first", 0.5}})});
+
+  props.push_back(
+      {.name = "attention.sink_minus_infinity",
+       .statement = "sinks of −∞ give the output of no sinks, rows that see no key included",
+       .body =
+           [](Case<Call>& c) {
+             VariantSpec s = *variant_spec();
+             if (s.tq > 0 && *rc::gen::arbitrary<bool>()) {  // query 0 before every key, causal
+               s.mask = Mask::causal;
+               if (!s.with_positions) {
+                 s.with_positions = true;
+                 s.q_pos = *gen::positions(s.tq, kMaxPosition);
+                 s.k_pos = *gen::positions(s.tk, kMaxPosition);
+               }
+               s.q_pos.values[0] = 0;
+               for (int64_t& p : s.k_pos.values) p = std::max<int64_t>(p, 1);
+             }
+             classify(s);
+             s.sinks.assign(s.hq, -INFINITY);
+             Arena probe;
+             const Call shape = build(s, probe);
+             RC_CLASSIFY(some_row_sees_nothing(shape), "row without a visible key");
+             c.each(shape, [&](const Impl<Call>& impl) {
+               const auto no_sinks = [](Call& call) { call.sinks.reset(); };
+               return Verdict::of(compare_edited(
+                                      impl, s, [](Call&) {}, no_sinks),
+                                  "sinks of -inf vs no sinks");
+             });
+           },
+       .needs = variant::attention_sinks,
+       .minimum = dtype_shares({{"row without a visible key", 0.3}})});
+
+  props.push_back(
+      {.name = "attention.sink_is_extra_key",
+       .statement = "a sink is one more key whose score is the sink and whose value is zero "
+                    "(a zero key, visible to every query, its bias the sink)",
+       .body =
+           [](Case<Call>& c) {
+             VariantSpec s = *variant_spec();
+             if (!s.with_positions) {
+               s.with_positions = true;
+               s.q_pos = *gen::positions(s.tq, kMaxPosition);
+               s.k_pos = *gen::positions(s.tk, kMaxPosition);
+             }
+             s.sinks = *any_sinks(s.hq);
+             // Large scales spread the scores; a sink at a head's largest score then towers over
+             // the keys of some block (e^88 overflows f32) while the row's best keys still count.
+             s.scale = *rc::gen::weightedOneOf<double>(
+                 {{3, rc::gen::just(std::nan(""))}, {1, rc::gen::element(4.0, 16.0)}});
+             const bool at_top = *gen::uniform(0, 2) == 0;
+             if (at_top) {
+               Arena scores;
+               const std::vector<double> top = largest_logits(build(s, scores));
+               for (int64_t h = 0; h < s.hq; ++h)
+                 if (std::isfinite(top[h])) s.sinks[h] = static_cast<float>(top[h] - 1);
+             }
+             classify(s);
+             RC_CLASSIFY(
+                 std::any_of(s.sinks.begin(), s.sinks.end(), [](float x) { return x > 64; }),
+                 "large sink");
+             RC_CLASSIFY(at_top, "sink at the scores' top");
+             Arena probe;
+             const Call shape = build(s, probe);
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena arena;
+               const Call with_sinks = build(s, arena);
+               impl.run(with_sinks);
+               const Call extra_key = sink_as_key(with_sinks, arena);
+               impl.run(extra_key);
+               return Verdict::of(compare_two_runs(with_sinks, extra_key, impl.bound),
+                                  "sinks vs one more key scoring the sink");
+             });
+           },
+       .needs = variant::attention_sinks,
+       .minimum = dtype_shares({{"causal", 0.3}, {"large sink", 0.1}})});
+
+  props.push_back(
+      {.name = "attention.alibi_fused",
+       .statement = "fused ALiBi slopes give the output of the ALiBi family's reference bias "
+                    "for those slopes (powers of two) passed as the bias, softcapped or not",
+       .body =
+           [](Case<Call>& c) {
+             VariantSpec s = *variant_spec();
+             if (!s.with_positions) s.tq = std::min(s.tq, s.tk);
+             s.softcap = *rc::gen::weightedOneOf<double>(
+                 {{2, rc::gen::just(0.0)}, {1, rc::gen::element(1.0, 5.0, 30.0)}});
+             s.scale = *rc::gen::weightedOneOf<double>(
+                 {{2, rc::gen::just(std::nan(""))},
+                  {1, rc::gen::map(gen::uniform(-16, 16), [](int64_t k) { return k / 8.0; })}});
+             // Press's slopes (max_bias 8) and their squares are powers of two for every head
+             // count up to 8: their f32 copies, which the kernel takes, are the family's own.
+             const double max_bias = *rc::gen::element(8.0, 16.0);
+             classify(s);
+             Arena alibi_arena;  // the ALiBi family's slopes and bias for these positions
+             VariantSpec positioned = s;
+             make_explicit(positioned);
+             AlibiCall alibi{
+                 .n_heads = s.hq, .max_bias = max_bias, .causal = s.mask == Mask::causal};
+             alibi.q_positions = position_view(positioned.q_pos.values, alibi_arena);
+             alibi.k_positions = position_view(positioned.k_pos.values, alibi_arena);
+             alibi.bias = alibi_arena.alloc(DType::f32, {s.hq, s.tq, s.tk});
+             alibi.slopes = alibi_arena.alloc(DType::f32, {s.hq});
+             reference_impl<AlibiCall>().run(alibi);
+             Arena probe;
+             Call shape = build(s, probe);
+             shape.alibi_slopes = alibi.slopes;
+             c.each(shape, [&](const Impl<Call>& impl) {
+               const auto fused = [&](Call& call) { call.alibi_slopes = alibi.slopes; };
+               const auto materialised = [&](Call& call) { call.bias = alibi.bias; };
+               return Verdict::of(
+                   compare_edited(impl, s, fused, materialised),
+                   fmt::format("alibi_slopes vs alibi bias (max_bias {})", max_bias));
+             });
+           },
+       .needs = variant::attention_alibi,
+       .minimum = dtype_shares({{"causal", 0.3}})});
+
+  props.push_back({.name = "attention.key_permutation",
+                   .statement =
+                       "without causal, window or chunk, reordering the keys with their values and "
+                       "positions changes no output (sinks, softcap and fused ALiBi keep this)",
+                   .body =
+                       [](Case<Call>& c) {
+                         VariantSpec s = *variant_spec();
+                         s.mask = Mask::none;
+                         if (!s.with_positions) s.tq = std::min(s.tq, s.tk);
+                         if (*rc::gen::arbitrary<bool>()) s.slopes = *any_slopes(s.hq);
+                         if (*gen::uniform(0, 2) == 0) s.sinks = *any_sinks(s.hq);
+                         if (*gen::uniform(0, 2) == 0) s.softcap = 5;
+                         const auto keys = *rc::gen::container<std::vector<int64_t>>(
+                             static_cast<size_t>(s.tk), gen::uniform(0, 1 << 20));
+                         std::vector<int64_t> order(s.tk);
+                         std::iota(order.begin(), order.end(), 0);
+                         std::stable_sort(order.begin(), order.end(),
+                                          [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+                         classify(s);
+                         RC_CLASSIFY(!s.slopes.empty(), "alibi");
+                         Arena probe;
+                         const Call shape = build(s, probe);
+                         c.each(shape, [&](const Impl<Call>& impl) {
+                           Arena arena;
+                           const Call original = build(s, arena);
+                           impl.run(original);
+                           const Call reordered = keys_reordered(original, order, arena);
+                           impl.run(reordered);
+                           return Verdict::of(compare_two_runs(original, reordered, impl.bound),
+                                              "keys reordered vs in order");
+                         });
+                       },
+                   .minimum = dtype_shares({{"alibi", 0.3}})});
 
   return props;
 }

@@ -24,6 +24,9 @@ void fields(AttentionCall& c, V&& v) {
   v("window_left", c.window_left, scalar);
   v("softcap", c.softcap, scalar);
   v("threads", c.threads, scalar);
+  v("chunk_size", c.chunk_size, scalar);
+  v("sinks", c.sinks, in);
+  v("alibi_slopes", c.alibi_slopes, in);
 }
 template <class V>
 void fields(AbsoluteCall& c, V&& v) {

@@ -629,6 +629,9 @@ py::dict variant_bits() {
   v["attention_positions"] = variant::attention_positions;
   v["attention_window"] = variant::attention_window;
   v["attention_softcap"] = variant::attention_softcap;
+  v["attention_chunked"] = variant::attention_chunked;
+  v["attention_sinks"] = variant::attention_sinks;
+  v["attention_alibi"] = variant::attention_alibi;
   v["sinusoidal_add"] = variant::sinusoidal_add;
   v["sinusoidal_positions"] = variant::sinusoidal_positions;
   v["rope_half_split"] = variant::rope_half_split;

@@ -1,5 +1,6 @@
-// softmax(softcap(scale·q·kᵀ) + bias + mask)·v in fp64 (mask: causal and sliding window,
-// visible()), one query row and head at a time.
+// softmax(softcap(scale·q·kᵀ) + alibi + bias + mask)·v in fp64 (mask: causal, sliding window and
+// chunks, visible()), with the sink's logit in the softmax's denominator, one query row and head at
+// a time.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -31,14 +32,17 @@ void attention(const AttentionCall& call) {
         double dot = 0;
         for (int64_t c = 0; c < d; ++c)
           dot += load(q, q.offset(i, h, c)) * load(k, k.offset(j, kvh, c));
-        score[j] = call.logit(scale * dot) +
+        score[j] = call.logit(scale * dot) + call.alibi(h, i, j) +
                    (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
         if (std::isnan(score[j])) any_nan = true;
         if (score[j] > row_max) row_max = score[j];
       }
+      // The sink joins the maximum and the denominator (no value): e^(sink − max).
+      const double sink = call.sink(h);
+      row_max = std::max(row_max, sink);
       // softmax with the row maximum subtracted; keys at −∞ contribute nothing, not even NaN.
       std::fill(acc.begin(), acc.end(), 0.0);
-      double total = 0;
+      double total = sink == kMasked ? 0 : std::exp(sink - row_max);
       if (any_nan) {
         std::fill(acc.begin(), acc.end(), std::nan(""));
         total = 1;

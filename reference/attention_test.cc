@@ -110,6 +110,79 @@ TEST(AttentionReference, SlidingWindowByHand) {
   EXPECT_FLOAT_EQ(out[0], 15.0f / 4);
 }
 
+// Chunks by hand (Llama 4): uniform weights over the keys of the query's own chunk, positions
+// 0 … 5 with values 1, 2, 4, …, 32. With chunk_size 4 the queries at 4 and 5 see keys 4 and 5;
+// under causal the query at 4 sees only key 4, its chunk's first position.
+TEST(AttentionReference, ChunkedByHand) {
+  std::vector<float> q = {0, 0}, k(6, 0), v = {1, 2, 4, 8, 16, 32}, out(2);
+  AttentionCall call{.q = view(q.data(), DType::f32, {2, 1, 1}),
+                     .k = view(k.data(), DType::f32, {6, 1, 1}),
+                     .v = view(v.data(), DType::f32, {6, 1, 1}),
+                     .out = view(out.data(), DType::f32, {2, 1, 1}),
+                     .chunk_size = 4};
+  reference::attention(call);  // queries at positions 4 and 5
+  EXPECT_FLOAT_EQ(out[0], 24.0f);
+  EXPECT_FLOAT_EQ(out[1], 24.0f);
+  call.mask = Mask::causal;
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], 16.0f);
+  EXPECT_FLOAT_EQ(out[1], 24.0f);
+  call.chunk_size = 3;  // positions 3, 4, 5
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], 12.0f);
+  EXPECT_FLOAT_EQ(out[1], 56.0f / 3);
+}
+
+// A sink by hand: two keys of score 0 with values 1 and 3, and a sink of ln 2, weigh 1 : 1 : 2,
+// so (1 + 3)/4 = 1. A −∞ sink is none; a sink of 1000 takes all the weight without overflowing;
+// a row that sees no key is zeros.
+TEST(AttentionReference, SinkByHand) {
+  std::vector<float> q = {0}, k = {0, 0}, v = {1, 3}, out(1), sink = {std::log(2.0f)};
+  std::vector<int64_t> qpos = {0}, kpos = {1, 2};
+  AttentionCall call{.q = view(q.data(), DType::f32, {1, 1, 1}),
+                     .k = view(k.data(), DType::f32, {2, 1, 1}),
+                     .v = view(v.data(), DType::f32, {2, 1, 1}),
+                     .out = view(out.data(), DType::f32, {1, 1, 1}),
+                     .sinks = view(sink.data(), DType::f32, {1})};
+  reference::attention(call);
+  EXPECT_NEAR(out[0], 1.0f, 1e-6);
+  sink[0] = -INFINITY;
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(out[0], 2.0f);
+  sink[0] = 1000;
+  reference::attention(call);
+  EXPECT_EQ(out[0], 0.0f);
+  sink[0] = 0;  // causal, the query at position 0 before both keys
+  call.mask = Mask::causal;
+  call.q_positions = view(qpos.data(), DType::i64, {1});
+  call.k_positions = view(kpos.data(), DType::i64, {2});
+  reference::attention(call);
+  EXPECT_EQ(out[0], 0.0f);
+}
+
+// Fused ALiBi by hand: scores 0, a slope of ln 2 at distances 1 and 0 weighs the keys 1/2 : 1,
+// (10/2 + 40)/1.5 = 30; without causal a key one position after the query weighs 1/2 too.
+TEST(AttentionReference, AlibiByHand) {
+  std::vector<float> q = {0}, k = {0, 0, 0}, v = {10, 40, 70}, out(1), slope = {std::log(2.0f)};
+  AttentionCall call{.q = view(q.data(), DType::f32, {1, 1, 1}),
+                     .k = view(k.data(), DType::f32, {2, 1, 1}),
+                     .v = view(v.data(), DType::f32, {2, 1, 1}),
+                     .out = view(out.data(), DType::f32, {1, 1, 1}),
+                     .alibi_slopes = view(slope.data(), DType::f32, {1})};
+  reference::attention(call);  // the query at position 1
+  EXPECT_NEAR(out[0], 30.0f, 1e-5);
+  std::vector<int64_t> qpos = {1}, kpos = {0, 1, 2};
+  call.k = view(k.data(), DType::f32, {3, 1, 1});
+  call.v = view(v.data(), DType::f32, {3, 1, 1});
+  call.q_positions = view(qpos.data(), DType::i64, {1});
+  call.k_positions = view(kpos.data(), DType::i64, {3});
+  reference::attention(call);  // (5 + 40 + 35)/2
+  EXPECT_NEAR(out[0], 40.0f, 1e-5);
+  call.mask = Mask::causal;
+  reference::attention(call);
+  EXPECT_NEAR(out[0], 30.0f, 1e-5);
+}
+
 // Softcap by hand: scale 1, logits q·k = [0, 2], cap 1: weights e^0 : e^tanh(2), and the bias is
 // added after the cap (a bias of 3 on key 0 gives e^3 : e^tanh(2)).
 TEST(AttentionReference, SoftcapByHand) {

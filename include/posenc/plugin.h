@@ -1,4 +1,4 @@
-/* posenc plugin ABI, version 2: how a kernel in a user's shared library reaches posenc.
+/* posenc plugin ABI, version 3: how a kernel in a user's shared library reaches posenc.
  *
  * The library exports one function, posenc_plugin_kernels(), which returns a table of kernels.
  * `posenc validate --kernel lib.so` loads it and holds every kernel to the same properties,
@@ -44,11 +44,14 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct or a meaning below. posenc loads its own version and version 1
- * (see posenc_kernel's version-2 fields; version 1 kernels never see attention's version-2
- * variants, which they cannot declare); any other gets a "rebuild against this posenc" error.
- * 2: per-dtype bounds and max_position; attention's window_left and softcap. */
-#define POSENC_PLUGIN_ABI_VERSION 2u
+/* Bumped on any change to a struct or a meaning below. posenc loads its own version, version 2 and
+ * version 1, each with the meaning it had (see posenc_kernel's version-2 fields and
+ * posenc_attention_args's version-3 fields): a kernel is never handed a variant of a later
+ * version, whatever bits it sets, and a version-1 attention kernel gets version 1's struct. Any
+ * other version gets a "rebuild against this posenc" error.
+ * 2: per-dtype bounds and max_position; attention's window_left and softcap.
+ * 3: attention's chunk_size, sinks and alibi_slopes. */
+#define POSENC_PLUGIN_ABI_VERSION 3u
 
 /* The one symbol posenc looks up in the library. */
 #define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
@@ -83,6 +86,10 @@ enum {
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
 #define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
 #define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
+/* Version 3 (1 << 14 is left for the log-sum-exp output) */
+#define POSENC_VARIANT_ATTENTION_CHUNKED ((uint64_t)1 << 15) /* chunk_size > 0 */
+#define POSENC_VARIANT_ATTENTION_SINKS ((uint64_t)1 << 16)   /* sinks given */
+#define POSENC_VARIANT_ATTENTION_ALIBI ((uint64_t)1 << 17)   /* alibi_slopes given */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -170,6 +177,13 @@ typedef struct posenc_attention_args {
   int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
   double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
   int32_t threads;
+  /* Version 3 (appended: a version-2 kernel reads the struct's first part as its own) */
+  int64_t chunk_size;           /* 0: none; key j visible iff q_pos / chunk_size == k_pos[j] /
+                                   chunk_size, floor division (Llama 4) */
+  const DLTensor* sinks;        /* optional f32 [hq]: a logit per query head in the softmax's
+                                   denominator only, used as given (GPT-OSS); -inf: none */
+  const DLTensor* alibi_slopes; /* optional f32 [hq]: adds (float)(slope * -|q_pos - k_pos|)
+                                   after the softcap: softcap(scale q.k) + alibi + bias */
 } posenc_attention_args;
 
 typedef struct posenc_absolute_args {
