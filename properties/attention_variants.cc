@@ -1,6 +1,8 @@
 // attention's variants (issue 21): properties that follow from each variant's maths, on problems of
 // their own (finite, moderate values), apart from the family's generator in attention.cc: the
-// sliding window, the softcap, chunks, sinks, fused ALiBi and the keys' order.
+// sliding window, the softcap, chunks, sinks, fused ALiBi and the keys' order. Past 600 lines
+// because they share one problem spec and its call-rebuilding helpers (gather_rows, own_chunk,
+// sink_as_key, keys_reordered), which splitting would have to expose.
 #include <fmt/format.h>
 
 #include <algorithm>
