@@ -570,36 +570,43 @@ TEST(OptimizedAttention, SlidingWindowEveryTargetMatches) {
   }
 }
 
-// The bound is inclusive: query i sees key j iff q_pos[i] − k_pos[j] ≤ window_left. With q = 0
-// every visible key weighs the same, and v = one-hot columns show which keys each row saw.
+// Runs every target on s with q = 0 (every visible key weighs the same) and one-hot values (dv =
+// tk), which show which keys each row saw, and checks them against seen(q_pos, k_pos).
+void expect_keys_seen(const Shape& s, uint64_t seed,
+                      const std::function<bool(int64_t, int64_t)>& seen) {
+  for (const auto& impl : attention()) {
+    Arena arena;
+    const AttentionCall call = problem(s, seed, [](AttentionCall& c) {
+                                 for (int64_t i = 0; i < c.q.shape[0]; ++i)
+                                   for (int64_t e = 0; e < c.q.shape[2]; ++e)
+                                     set(c.q, c.q.offset(i, 0, e), 0.0f);
+                                 for (int64_t j = 0; j < c.v.shape[0]; ++j)
+                                   for (int64_t e = 0; e < c.v.shape[2]; ++e)
+                                     set(c.v, c.v.offset(j, 0, e), j == e ? 1.0f : 0.0f);
+                               }).build(arena);
+    impl.run(call);
+    for (int64_t i = 0; i < s.tq; ++i) {
+      const int64_t qp = call.q_position(i);
+      for (int64_t j = 0; j < s.tk; ++j) {
+        const int64_t kp = call.k_position(j);
+        const float got = call.out.as<float>()[call.out.offset(i, 0, j)];
+        ASSERT_EQ(got > 0, seen(qp, kp)) << impl.name << " " << describe(s) << " query " << i
+                                         << " key " << j << " positions " << qp << ", " << kp;
+      }
+    }
+  }
+}
+
+// The bound is inclusive: query i sees key j iff q_pos[i] − k_pos[j] ≤ window_left.
 TEST(OptimizedAttention, SlidingWindowBoundIsInclusive) {
   const int64_t tq = 5, tk = 300, window = 130;
   for (bool positions : {false, true}) {
     for (Mask mask : {Mask::none, Mask::causal}) {
       Shape s{tq, tk, 1, 1, 4, tk, mask, false, positions};
       s.window = window;
-      for (const auto& impl : attention()) {
-        Arena arena;
-        const AttentionCall call = problem(s, 7, [](AttentionCall& c) {
-                                     for (int64_t i = 0; i < c.q.shape[0]; ++i)
-                                       for (int64_t e = 0; e < c.q.shape[2]; ++e)
-                                         set(c.q, c.q.offset(i, 0, e), 0.0f);
-                                     for (int64_t j = 0; j < c.v.shape[0]; ++j)
-                                       for (int64_t e = 0; e < c.v.shape[2]; ++e)
-                                         set(c.v, c.v.offset(j, 0, e), j == e ? 1.0f : 0.0f);
-                                   }).build(arena);
-        impl.run(call);
-        for (int64_t i = 0; i < tq; ++i) {
-          const int64_t qp = call.q_position(i);
-          for (int64_t j = 0; j < tk; ++j) {
-            const int64_t distance = qp - call.k_position(j);
-            const bool expected = distance <= window && (mask == Mask::none || distance >= 0);
-            const float got = call.out.as<float>()[call.out.offset(i, 0, j)];
-            ASSERT_EQ(got > 0, expected) << impl.name << " " << describe(s) << " query " << i
-                                         << " key " << j << " distance " << distance;
-          }
-        }
-      }
+      expect_keys_seen(s, 7, [&](int64_t qp, int64_t kp) {
+        return qp - kp <= window && (mask == Mask::none || qp >= kp);
+      });
     }
   }
 }
@@ -702,36 +709,16 @@ TEST(OptimizedAttention, SinksAndAlibiEveryTargetMatch) {
   }));
 }
 
-// The key at a chunk's first position belongs to it: with q = 0 every visible key weighs the same,
-// and one-hot values show which keys each row saw.
+// The key at a chunk's first position belongs to it.
 TEST(OptimizedAttention, ChunkBoundsByHand) {
   const int64_t tq = 6, tk = 300, chunk = 130;
   for (bool positions : {false, true}) {
     for (Mask mask : {Mask::none, Mask::causal}) {
       Shape s{tq, tk, 1, 1, 4, tk, mask, false, positions};
       s.chunk = chunk;
-      for (const auto& impl : attention()) {
-        Arena arena;
-        const AttentionCall call = problem(s, 8, [](AttentionCall& c) {
-                                     for (int64_t i = 0; i < c.q.shape[0]; ++i)
-                                       for (int64_t e = 0; e < c.q.shape[2]; ++e)
-                                         set(c.q, c.q.offset(i, 0, e), 0.0f);
-                                     for (int64_t j = 0; j < c.v.shape[0]; ++j)
-                                       for (int64_t e = 0; e < c.v.shape[2]; ++e)
-                                         set(c.v, c.v.offset(j, 0, e), j == e ? 1.0f : 0.0f);
-                                   }).build(arena);
-        impl.run(call);
-        for (int64_t i = 0; i < tq; ++i) {
-          const int64_t qp = call.q_position(i);
-          for (int64_t j = 0; j < tk; ++j) {
-            const int64_t kp = call.k_position(j);
-            const bool expected = qp / chunk == kp / chunk && (mask == Mask::none || kp <= qp);
-            const float got = call.out.as<float>()[call.out.offset(i, 0, j)];
-            ASSERT_EQ(got > 0, expected) << impl.name << " " << describe(s) << " query " << i
-                                         << " key " << j << " positions " << qp << ", " << kp;
-          }
-        }
-      }
+      expect_keys_seen(s, 8, [&](int64_t qp, int64_t kp) {
+        return qp / chunk == kp / chunk && (mask == Mask::none || kp <= qp);
+      });
     }
   }
 }
