@@ -2,6 +2,8 @@
 // too few cases is a failure, and a skip names the variant it needed.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "properties/check.h"
 #include "properties/generators.h"
 #include "properties/harness.h"
@@ -45,13 +47,38 @@ TEST(Declared, AnF32OnlySinusoidalRunsEveryCase) {
   EXPECT_EQ(r.cases, 200) << result.text();
 }
 
+TEST(Declared, ATableOnlySinusoidalAndANarrowMropeRunEveryCase) {
+  const auto table = check::sinusoidal(reference_impl<SinusoidalCall>().run,
+                                       one_property("differential", variant::f32));
+  EXPECT_EQ(only_result(table).status, PropertyResult::Status::passed) << table.text();
+  EXPECT_EQ(only_result(table).cases, 200) << table.text();
+  const auto mrope =
+      check::mrope(reference_impl<MropeCall>().run,
+                   one_property("differential", variant::f32 | variant::mrope_half_split |
+                                                    variant::mrope_sectioned |
+                                                    variant::scaling_bit(RopeScalingKind::none)));
+  EXPECT_EQ(only_result(mrope).status, PropertyResult::Status::passed) << mrope.text();
+  EXPECT_EQ(only_result(mrope).cases, 200) << mrope.text();
+}
+
 TEST(Declared, GeneratorsDrawInsideTheScope) {
-  const harness::DeclaredScope scope({variant::bf16});
+  // bf16 only, conventions declared and none accepted: finite inputs, no positions dtype but i32
+  // (the generator's fallback when nothing is declared is the whole set; i32 is accepted here).
+  const harness::DeclaredScope scope(
+      {variant::bf16 | variant::conventions_declared | variant::positions_i32});
   for (int i = 0; i < 50; ++i) {
     EXPECT_EQ(harness::gen::float_dtype()(rc::Random(i), 50).value(), DType::bf16);
     const auto layouts = harness::gen::layouts()(rc::Random(i), 50).value();
     EXPECT_FALSE(harness::any_strided(layouts));
+    // Conventions: without nonfinite_inputs no ±∞ or NaN, without positions_i64 int32 only.
+    EXPECT_TRUE(std::isfinite(harness::gen::f32()(rc::Random(i), 100).value()));
+    EXPECT_EQ(harness::gen::position_dtype()(rc::Random(i), 50).value(), DType::i32);
   }
+  const harness::DeclaredScope yarn_rounded(
+      {variant::with_conventions(variant::conventions_declared | variant::positions_i64)});
+  for (int i = 0; i < 50; ++i)
+    EXPECT_TRUE(
+        harness::gen::scaling(RopeScalingKind::yarn, 8)(rc::Random(i), 50).value().truncate);
 }
 
 // A property whose cases mostly need bf16: an f32-only kernel runs about one in ten.
