@@ -8,6 +8,7 @@
 #include "posenc/error.h"
 #include "posenc/plugin.h"
 #include "properties/arena.h"
+#include "properties/property.h"
 
 namespace posenc::plugin {
 namespace {
@@ -52,7 +53,7 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_no_symbol", "it does not export posenc_plugin_kernels()");
   expect_load_error("posenc_test_broken_abi",
                     "ABI version mismatch: the library was built against plugin ABI version "
-                    "999, this posenc speaks version 2 (and 1)");
+                    "999, this posenc speaks version 3 (and 1 and 2)");
   expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
   expect_load_error("posenc_test_broken_bad_family",
                     "kernel #1 family 42 is not a posenc family (0 to " +
@@ -61,6 +62,8 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_duplicate", "two sinusoidal kernels are named 'a'");
   expect_load_error("posenc_test_broken_bad_name",
                     "kernel #1 name 'has space' may hold only letters, digits and _ . -");
+  expect_load_error("posenc_test_broken_conventions",
+                    "kernel #1 conventions declare both int32 only and int64 only positions");
 }
 
 TEST(Load, SurvivesALibraryThatCrashesOrHangsWhileLoading) {
@@ -89,6 +92,37 @@ TEST(Load, ReadsAVersion2Envelope) {
   // Unset low-precision bounds: version 1's rule, here bit-exact as the f32 bound is 0.
   EXPECT_EQ(kernels[1].bound.of(DType::bf16), 0);
   EXPECT_EQ(kernels[1].max_position, 0);
+  EXPECT_EQ(run_one(kernels[1]), 2.0f);
+}
+
+TEST(Load, ReadsVersion3Conventions) {
+  const Plugin plugin = load(library("posenc_test_envelope"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  // Declared restrictions become the bits of what it accepts (posenc/conventions.h).
+  const uint64_t first = variant::with_conventions(kernels[0].variants);
+  EXPECT_FALSE(first & variant::nonfinite_inputs);
+  EXPECT_FALSE(first & variant::positions_i64);
+  EXPECT_TRUE(first & variant::positions_i32);
+  EXPECT_TRUE(first & variant::yarn_untruncated);
+  EXPECT_EQ(harness::describe_conventions(kernels[0].variants),
+            "finite inputs only (±∞ and NaN are not generated), int32 positions only");
+  EXPECT_EQ(variant::with_conventions(kernels[1].variants) & variant::all_conventions,
+            variant::all_conventions);
+  EXPECT_EQ(harness::describe_conventions(kernels[1].variants), "");
+}
+
+TEST(Load, ReadsAVersion2TableWithItsOldMeaning) {
+  const Plugin plugin = load(library("posenc_test_envelope_v2"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].bound.of(DType::bf16), 2);
+  EXPECT_EQ(kernels[0].bound.of(DType::f16), 5);
+  EXPECT_EQ(kernels[0].max_position, 4096);
+  // No conventions in version 2: it accepts every input.
+  EXPECT_EQ(variant::with_conventions(kernels[0].variants) & variant::all_conventions,
+            variant::all_conventions);
+  EXPECT_EQ(run_one(kernels[0]), 1.0f);
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
 }
 

@@ -27,14 +27,27 @@ struct posenc_kernel_v1 {
   decltype(posenc_kernel::run) run;
 };
 
-// Entry i of `table`, as version 2 reads it (a version-1 entry gets zero envelope fields, which
-// mean what version 1 meant).
+// A version-2 table's entry: version 3's without its trailing conventions.
+struct posenc_kernel_v2 {
+  posenc_kernel_v1 v1;
+  double bound_bf16, bound_f16;
+  int64_t max_position;
+};
+
+// Entry i of `table`, as version 3 reads it (a version-1 entry gets zero envelope fields and a
+// version-2 one no conventions, which mean what those versions meant).
 posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
   if (table.abi_version == POSENC_PLUGIN_ABI_VERSION) return table.kernels[i];
-  const auto& old = reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
+  const posenc_kernel_v1& old = table.abi_version == 2
+                                    ? reinterpret_cast<const posenc_kernel_v2*>(table.kernels)[i].v1
+                                    : reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
   posenc_kernel k{};
   k.name = old.name, k.family = old.family, k.flags = old.flags, k.variants = old.variants;
   k.bound = old.bound, k.run = old.run;
+  if (table.abi_version == 2) {
+    const auto& v2 = reinterpret_cast<const posenc_kernel_v2*>(table.kernels)[i];
+    k.bound_bf16 = v2.bound_bf16, k.bound_f16 = v2.bound_f16, k.max_position = v2.max_position;
+  }
   return k;
 }
 
@@ -70,11 +83,12 @@ const posenc_plugin& open_table(const std::string& path) {
                     "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
   const posenc_plugin* table = table_fn();
   if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
-  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 1)
+  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 1 &&
+      table->abi_version != 2)
     throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
                     std::to_string(table->abi_version) + ", this posenc speaks version " +
                     std::to_string(POSENC_PLUGIN_ABI_VERSION) +
-                    " (and 1); rebuild it against this posenc's posenc/plugin.h");
+                    " (and 1 and 2); rebuild it against this posenc's posenc/plugin.h");
   if (table->count > kMaxKernels)
     throw LoadError("the table claims " + std::to_string(table->count) + " kernels (at most " +
                     std::to_string(kMaxKernels) + ")");
@@ -106,6 +120,15 @@ std::string entry_problem(const posenc_kernel& k) {
       return std::string(field) + " " + std::to_string(bound) + " must be finite and >= 0";
   if (k.max_position < 0)
     return "max_position " + std::to_string(k.max_position) + " must be >= 0 (0: no claim)";
+  constexpr uint32_t known = POSENC_CONVENTION_YARN_TRUNCATE_ONLY |
+                             POSENC_CONVENTION_FINITE_INPUTS | POSENC_CONVENTION_POSITIONS_I32 |
+                             POSENC_CONVENTION_POSITIONS_I64;
+  if (k.conventions & ~known)
+    return "conventions " + std::to_string(k.conventions) +
+           " has bits no POSENC_CONVENTION_* names";
+  if ((k.conventions & POSENC_CONVENTION_POSITIONS_I32) &&
+      (k.conventions & POSENC_CONVENTION_POSITIONS_I64))
+    return "conventions declare both int32 only and int64 only positions";
   return "";
 }
 
@@ -124,7 +147,7 @@ std::string read_table(const std::string& path) {
       throw LoadError("two " + std::string(family_name(static_cast<Family>(k.family))) +
                       " kernels are named '" + kernel_name(k) + "'");
     out.put(kernel_name(k)).put(k.family).put(k.flags).put(k.variants).put(k.bound);
-    out.put(k.bound_bf16).put(k.bound_f16).put(k.max_position);
+    out.put(k.bound_bf16).put(k.bound_f16).put(k.max_position).put(k.conventions);
   }
   return out.take();
 }

@@ -98,27 +98,42 @@ struct MropeOptions {
 };
 
 rc::Gen<MropeSpec> mrope_spec(MropeOptions o) {
+  // Drawn inside what the implementations under test declare (declared()), as rope_spec.
   return rc::gen::exec([=] {
+    const Declared& d = declared();
     MropeSpec s;
     s.tokens =
         o.min_tokens > 0 ? *gen::sized(o.min_tokens, o.max_tokens) : *gen::count(o.max_tokens);
     s.hq = *gen::uniform(1, 4);
     s.hk = o.needs_k ? *gen::uniform(1, 4)
-                     : *rc::gen::weightedOneOf<int64_t>(
-                           {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
+           : !d.has(variant::mrope_key)
+               ? 0
+               : *rc::gen::weightedOneOf<int64_t>(
+                     {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
     s.head_dim = *rc::gen::weightedOneOf<int64_t>(
         {{1, rc::gen::just<int64_t>(128)}, {3, gen::sized(2, 160)}});
+    if (!d.has(variant::mrope_partial)) s.head_dim = s.head_dim / 2 * 2;
     const int64_t full = s.head_dim / 2 * 2;
-    s.rotary_dim = *rc::gen::weightedOneOf<int64_t>(
-        {{2, rc::gen::just(full)},
-         {1, rc::gen::map(gen::uniform(1, full / 2), [](int64_t h) { return 2 * h; })}});
-    s.convention = *rc::gen::element(MropeConvention::sectioned, MropeConvention::interleaved);
+    s.rotary_dim =
+        !d.has(variant::mrope_partial)
+            ? full
+            : *rc::gen::weightedOneOf<int64_t>(
+                  {{2, rc::gen::just(full)},
+                   {1, rc::gen::map(gen::uniform(1, full / 2), [](int64_t h) { return 2 * h; })}});
+    s.convention = d.has(variant::mrope_sectioned | variant::mrope_cycled)
+                       ? *rc::gen::element(MropeConvention::sectioned, MropeConvention::interleaved)
+                   : d.has(variant::mrope_cycled) ? MropeConvention::interleaved
+                                                  : MropeConvention::sectioned;
     s.section = *section(s.convention, s.rotary_dim / 2);
-    s.layout = *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved);
-    s.inverse = *rc::gen::arbitrary<bool>();
-    s.in_place = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+    s.layout = d.has(variant::mrope_half_split | variant::mrope_interleaved)
+                   ? *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved)
+               : d.has(variant::mrope_interleaved) ? RopeLayout::interleaved
+                                                   : RopeLayout::half_split;
+    s.inverse = d.has(variant::mrope_inverse) && *rc::gen::arbitrary<bool>();
+    s.in_place =
+        d.has(variant::in_place) && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.base = *gen::rope_base();
-    s.scaling = *gen::any_scaling(s.rotary_dim);
+    s.scaling = *gen::declared_scaling(s.rotary_dim);
     if (o.unit_factor) s.scaling.attention_factor = 1;
     s.positions = *gen::positions(3 * s.tokens, kMaxPosition);
     auto values = o.specials ? gen::fill() : gen::finite_fill();
@@ -206,9 +221,9 @@ std::vector<Property<MropeCall>> mrope_properties() {
       .build = [](const MropeSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
       .minimum = dtype_shares({{"long positions", 0.15},
-                               {"partial", 0.15},
-                               {"interleaved axes", 0.3},
-                               {"interleaved pairs", 0.3},
+                               {"partial", 0.15, variant::mrope_partial},
+                               {"interleaved axes", 0.3, variant::mrope_cycled},
+                               {"interleaved pairs", 0.3, variant::mrope_interleaved},
                                {"in place", 0.15},
                                {"strided", 0.2}}),
   };

@@ -120,34 +120,51 @@ RopeCall build(const RopeSpec& s, Arena& arena) {
 }
 
 rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
+  // Drawn inside what the implementations under test declare (declared()): each undeclared
+  // variant is left out, the rest drawn as ever.
   return rc::gen::exec([=] {
+    const Declared& d = declared();
+    const bool partial = d.has(variant::rope_partial) || o.partial;
     RopeSpec s;
     s.tokens =
         o.min_tokens > 0 ? *gen::sized(o.min_tokens, o.max_tokens) : *gen::count(o.max_tokens);
     s.hq = *gen::uniform(1, 4);
     s.hk = o.needs_k ? *gen::uniform(1, 4)
-                     : *rc::gen::weightedOneOf<int64_t>(
-                           {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
+           : !d.has(variant::rope_key)
+               ? 0
+               : *rc::gen::weightedOneOf<int64_t>(
+                     {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
+    // Angles on the fly need a scaling kind declared, any one.
+    const uint64_t on_the_fly = d.has_any(variant::all_scalings) ? 0 : variant::all_scalings;
     s.cache = o.cache ? *o.cache
-                      : *rc::gen::weightedElement<Cache>(
-                            {{3, Cache::none}, {1, Cache::built}, {1, Cache::random}});
+                      : *gen::declared_element<Cache>({{3, Cache::none, on_the_fly},
+                                                       {1, Cache::built, variant::rope_cached},
+                                                       {1, Cache::random, variant::rope_cached}});
     s.head_dim = *gen::sized(o.partial ? 3 : 2, s.cache == Cache::none ? 160 : 80);
+    if (!partial) s.head_dim = s.head_dim / 2 * 2;
     // Full rotary dim half the time; otherwise any even dim up to it (partial rotary).
     const int64_t full = s.head_dim / 2 * 2;
     s.rotary_dim =
-        o.partial
-            ? 2 * *gen::uniform(1, (s.head_dim - 1) / 2)
+        o.partial ? 2 * *gen::uniform(1, (s.head_dim - 1) / 2)
+        : !partial
+            ? full
             : *rc::gen::weightedOneOf<int64_t>(
                   {{1, rc::gen::just(full)},
                    {1, rc::gen::map(gen::uniform(1, full / 2), [](int64_t h) { return 2 * h; })}});
-    s.layout =
-        o.layout ? *o.layout : *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved);
-    s.inverse = *rc::gen::arbitrary<bool>();
-    s.in_place = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+    s.layout = o.layout ? *o.layout
+               : d.has(variant::rope_half_split | variant::rope_interleaved)
+                   ? *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved)
+               : d.has(variant::rope_interleaved) ? RopeLayout::interleaved
+                                                  : RopeLayout::half_split;
+    s.inverse = d.has(variant::rope_inverse) && *rc::gen::arbitrary<bool>();
+    s.in_place =
+        d.has(variant::in_place) && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.base = *gen::rope_base();
-    s.scaling = *gen::any_scaling(s.rotary_dim);
+    // A cache's scaling too: a property may run the same problem on the fly.
+    s.scaling = *gen::declared_scaling(s.rotary_dim);
     if (o.unit_factor) s.scaling.attention_factor = 1;
-    s.vllm = s.cache == Cache::built && *rc::gen::arbitrary<bool>();
+    // A vLLM cache's cos and sin are views of one [rows, cos | sin] table: strided.
+    s.vllm = s.cache == Cache::built && d.has(variant::strided) && *rc::gen::arbitrary<bool>();
     s.positions =
         *gen::positions(s.tokens, s.cache == Cache::none ? kMaxPosition : kCachedPositions);
     auto values = o.specials ? gen::fill() : gen::finite_fill();
@@ -265,8 +282,10 @@ Problems<RopeCall, RopeSpec> rope_problems() {
         s.tokens = *gen::uniform(16, 128);
         s.hq = *gen::uniform(2, 8);
         s.head_dim = *rc::gen::element<int64_t>(64, 80, 128);
-        s.rotary_dim = std::min(s.rotary_dim, s.head_dim) / 2 * 2;
-        if (s.cache == Cache::none) s.scaling = *gen::any_scaling(s.rotary_dim);
+        s.rotary_dim = declared().has(variant::rope_partial)
+                           ? std::min(s.rotary_dim, s.head_dim) / 2 * 2
+                           : s.head_dim;
+        if (s.cache == Cache::none) s.scaling = *gen::declared_scaling(s.rotary_dim);
         if (s.cache == Cache::built && s.scaling.kind == K::longrope)
           s.scaling = *gen::scaling(K::none, s.rotary_dim);
         s.positions =
@@ -275,18 +294,18 @@ Problems<RopeCall, RopeSpec> rope_problems() {
       }),
       .build = [](const RopeSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = dtype_shares({{"long positions", 0.15},
+      .minimum = dtype_shares({{"long positions", 0.15, 0, variant::all_scalings},
                                {"tail", 0.3},
-                               {"partial", 0.2},
-                               {"GQA", 0.15},
-                               {"interleaved", 0.3},
-                               {"cached", 0.2},
+                               {"partial", 0.2, variant::rope_partial},
+                               {"GQA", 0.15, variant::rope_key},
+                               {"interleaved", 0.3, variant::rope_interleaved},
+                               {"cached", 0.2, variant::rope_cached},
                                {"in place", 0.15},
                                {"specials", 0.05},
                                {"strided", 0.2},
                                {"varlen", 0.05},
                                {"empty", 0.005},
-                               {"bf16 cache", 0.05}}),
+                               {"bf16 cache", 0.05, variant::rope_cached | variant::bf16}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> q_out = [](Call& c) { return &c.q_out; };

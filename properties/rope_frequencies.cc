@@ -107,7 +107,8 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
         s.beta_fast = s.beta_slow + *uniform(1, 64);
         s.mscale = *rc::gen::element(0.0, 0.707, 1.0, 1.2);
         s.mscale_all_dim = *rc::gen::element(0.0, 0.707, 1.0);
-        s.truncate = *rc::gen::arbitrary<bool>();
+        // A kernel may declare it always rounds the range (ggml; HF's truncate = true).
+        s.truncate = !declared().has(variant::yarn_untruncated) || *rc::gen::arbitrary<bool>();
         break;
       case RopeScalingKind::llama3:
         s.factor = *factor();
@@ -137,6 +138,18 @@ rc::Gen<RopeScaling> any_scaling(int64_t d) {
                                         K::llama3, K::longrope)
                      : rc::gen::element(K::none, K::linear, K::yarn, K::llama3, K::longrope);
   return rc::gen::mapcat(kinds, [d](K kind) { return scaling(kind, d); });
+}
+
+rc::Gen<RopeScaling> declared_scaling(int64_t d) {
+  using K = RopeScalingKind;
+  if (declared().has(variant::all_scalings)) return any_scaling(d);
+  std::vector<K> kinds;
+  for (K kind : {K::none, K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3, K::longrope})
+    if (declared().has(variant::scaling_bit(kind)) &&
+        (d > 2 || (kind != K::ntk && kind != K::dynamic_ntk)))
+      kinds.push_back(kind);
+  if (kinds.empty()) return any_scaling(d);
+  return rc::gen::mapcat(rc::gen::elementOf(kinds), [d](K kind) { return scaling(kind, d); });
 }
 
 }  // namespace gen

@@ -53,7 +53,8 @@ Property<RopeCall> pair_norm() {
                   return Verdict::of(worst);
                 });
               },
-          .minimum = {{"long positions", 0.15}, {"cached", 0.2}}};
+          .minimum = {{"long positions", 0.15, 0, variant::all_scalings},
+                      {"cached", 0.2, variant::rope_cached}}};
 }
 
 Property<RopeCall> relative() {
@@ -243,7 +244,7 @@ Property<RopeCall> inverse() {
                 });
               },
           .needs = variant::rope_inverse,
-          .minimum = {{"long positions", 0.15}}};
+          .minimum = {{"long positions", 0.15, 0, variant::all_scalings}}};
 }
 
 Property<RopeCall> interleaved_permutation() {

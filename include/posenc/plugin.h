@@ -1,4 +1,4 @@
-/* posenc plugin ABI, version 2: how a kernel in a user's shared library reaches posenc.
+/* posenc plugin ABI, version 3: how a kernel in a user's shared library reaches posenc.
  *
  * The library exports one function, posenc_plugin_kernels(), which returns a table of kernels.
  * `posenc validate --kernel lib.so` loads it and holds every kernel to the same properties,
@@ -44,11 +44,13 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct or a meaning below. posenc loads its own version and version 1
- * (see posenc_kernel's version-2 fields; version 1 kernels never see attention's version-2
- * variants, which they cannot declare); any other gets a "rebuild against this posenc" error.
- * 2: per-dtype bounds and max_position; attention's window_left and softcap. */
-#define POSENC_PLUGIN_ABI_VERSION 2u
+/* Bumped on any change to a struct or a meaning below. posenc loads its own version and versions
+ * 1 and 2 (see posenc_kernel's version-2 and -3 fields; version 1 kernels never see attention's
+ * version-2 variants, which they cannot declare); any other gets a "rebuild against this posenc"
+ * error.
+ * 2: per-dtype bounds and max_position; attention's window_left and softcap.
+ * 3: declared conventions (posenc_kernel.conventions). */
+#define POSENC_PLUGIN_ABI_VERSION 3u
 
 /* The one symbol posenc looks up in the library. */
 #define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
@@ -121,6 +123,18 @@ enum {
   POSENC_SCALING_LONGROPE = 6,
 };
 #define POSENC_VARIANT_SCALING(kind) ((uint64_t)1 << (24 + (kind)))
+
+/* ---- Conventions (version 3) ----
+ * Where engines legitimately differ, a kernel may restrict the inputs it accepts. posenc then
+ * generates only inputs inside them, never calls the kernel outside them (except in bad-input
+ * checks), and says so in its report. A kernel that rejects an input inside what it declares is
+ * reported once, as "rejected a declared-supported input", with the input shrunk and its message.
+ * Declare none to be held to every input (version 1 and 2 kernels declare none). */
+/* YaRN's correction range always rounded (HF's truncate = true only; ggml) */
+#define POSENC_CONVENTION_YARN_TRUNCATE_ONLY (1u << 0)
+#define POSENC_CONVENTION_FINITE_INPUTS (1u << 1) /* no ±inf or NaN in any float input */
+#define POSENC_CONVENTION_POSITIONS_I32 (1u << 2) /* int32 positions only */
+#define POSENC_CONVENTION_POSITIONS_I64 (1u << 3) /* int64 positions only (not with _I32) */
 
 /* ---- Errors ---- */
 enum {
@@ -312,6 +326,10 @@ typedef struct posenc_kernel {
   double bound_bf16;    /* bf16 outputs, in bf16 units of the family's tolerance unit; 0: as v1 */
   double bound_f16;     /* f16 outputs, in f16 units; 0: as version 1 */
   int64_t max_position; /* the largest position it claims to support; 0: no claim */
+
+  /* Version 3: the conventions it keeps to, POSENC_CONVENTION_* (0: none, every input). A version
+   * 1 or 2 table has no such field; posenc reads its entries as declaring none. */
+  uint32_t conventions;
 } posenc_kernel;
 
 typedef struct posenc_plugin {

@@ -1,5 +1,6 @@
-/* Test-only plugin: two kernels stating an accuracy envelope, built once against this ABI and
- * once (ABI_V1) as a version-1 library, whose shorter entries posenc must still read. */
+/* Test-only plugin: two kernels stating an accuracy envelope (and, from version 3, conventions),
+ * built once against this ABI and as a version-1 (ABI_V1) and a version-2 (ABI_V2) library, whose
+ * shorter entries posenc must still read. */
 #include "posenc/plugin.h"
 
 /* Writes `value` to out[0, 0] so a test sees which entry ran. */
@@ -35,6 +36,26 @@ static const kernel_v1 kKernels[2] = {
     {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {second}},
 };
 static const posenc_plugin kPlugin = {1, 2, (const posenc_kernel*)kKernels};
+#elif defined(ABI_V2)
+/* Version 2's entry: version 3's without its trailing conventions. */
+typedef struct {
+  const char* name;
+  uint32_t family;
+  uint32_t flags;
+  uint64_t variants;
+  double bound;
+  union {
+    posenc_sinusoidal_fn sinusoidal;
+    void (*any)(void);
+  } run;
+  double bound_bf16, bound_f16;
+  int64_t max_position;
+} kernel_v2;
+static const kernel_v2 kKernels[2] = {
+    {"first", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 3, {first}, 2, 5, 4096},
+    {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {second}, 0, 0, 0},
+};
+static const posenc_plugin kPlugin = {2, 2, (const posenc_kernel*)kKernels};
 #else
 static const posenc_kernel kKernels[2] = {
     {.name = "first",
@@ -44,7 +65,8 @@ static const posenc_kernel kKernels[2] = {
      .run.sinusoidal = first,
      .bound_bf16 = 2,
      .bound_f16 = 5,
-     .max_position = 4096},
+     .max_position = 4096,
+     .conventions = POSENC_CONVENTION_FINITE_INPUTS | POSENC_CONVENTION_POSITIONS_I32},
     {.name = "second",
      .family = POSENC_FAMILY_SINUSOIDAL,
      .variants = POSENC_VARIANT_F32,
