@@ -182,21 +182,21 @@ uintptr_t Arena::touched(const Block& b, bool after) const {
   return fault_slots[b.slots[after ? 1 : 0]].fault.load(std::memory_order_acquire);
 }
 
-bool Arena::readable(const Block& b, size_t k) const {
-  if (b.page == 0 || (k >= b.page && k < b.size - b.page)) return true;
-  return touched(b, k >= b.page) != 0;
+std::vector<std::pair<size_t, size_t>> Arena::readable_ranges(const Block& b) const {
+  if (b.page == 0) return {{0, b.size}};
+  std::vector<std::pair<size_t, size_t>> ranges;
+  if (touched(b, false)) ranges.emplace_back(0, b.page);
+  ranges.emplace_back(b.page, b.size - b.page);
+  if (touched(b, true)) ranges.emplace_back(b.size - b.page, b.size);
+  return ranges;
 }
 
 void Arena::snapshot() {
   // A closed guard page holds the poison it was filled with; an opened one, what it holds now.
   for (Block& b : blocks_) {
-    if (b.page == 0) {
-      b.before.assign(b.bytes, b.bytes + b.size);
-      continue;
-    }
     b.before.assign(b.size, kPoison);
-    for (size_t k = 0; k < b.size; k += b.page)
-      if (readable(b, k)) std::memcpy(b.before.data() + k, b.bytes + k, b.page);
+    for (const auto& [lo, hi] : readable_ranges(b))
+      std::memcpy(b.before.data() + lo, b.bytes + lo, hi - lo);
   }
 }
 
@@ -223,15 +223,18 @@ std::optional<std::string> Arena::stray_write(const std::vector<Tensor>& outputs
   }
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];
-    for (size_t k = 0; k < b.size; ++k) {
-      if (!readable(b, k) || b.bytes[k] == b.before[k] || allowed[i][k]) continue;
-      const auto offset = static_cast<long long>(k) - static_cast<long long>(b.payload);
-      const auto payload = static_cast<long long>(b.payload_size);
-      const char* where = offset < 0          ? " (in the guard before it)"
-                          : offset >= payload ? " (in the guard after it)"
-                                              : " (padding or an input)";
-      return "buffer #" + std::to_string(i) + " " + b.what + ", byte " + std::to_string(offset) +
-             where;
+    for (const auto& [lo, hi] : readable_ranges(b)) {
+      if (std::memcmp(b.bytes + lo, b.before.data() + lo, hi - lo) == 0) continue;
+      for (size_t k = lo; k < hi; ++k) {
+        if (b.bytes[k] == b.before[k] || allowed[i][k]) continue;
+        const auto offset = static_cast<long long>(k) - static_cast<long long>(b.payload);
+        const auto payload = static_cast<long long>(b.payload_size);
+        const char* where = offset < 0          ? " (in the guard before it)"
+                            : offset >= payload ? " (in the guard after it)"
+                                                : " (padding or an input)";
+        return "buffer #" + std::to_string(i) + " " + b.what + ", byte " + std::to_string(offset) +
+               where;
+      }
     }
   }
   return std::nullopt;

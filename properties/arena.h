@@ -76,8 +76,8 @@ class Arena {
   };
   // Where an inaccessible page of `b` was first touched; 0 when never (or not read-guarded).
   uintptr_t touched(const Block& b, bool after) const;
-  // Byte k of `b` can be read now: not on an inaccessible page that is still closed.
-  bool readable(const Block& b, size_t k) const;
+  // The byte ranges [lo, hi) of `b` that can be read now: not its guard pages still closed.
+  std::vector<std::pair<size_t, size_t>> readable_ranges(const Block& b) const;
 
   ReadGuard guard_ = ReadGuard::none;
   std::vector<Block> blocks_;
