@@ -64,6 +64,17 @@ TEST(ReadGuard, AWritePastAnOutputIsAStrayWriteInTheGuard) {
   EXPECT_NE(stray->find("byte 16 (in the guard after it)"), std::string::npos) << *stray;
 }
 
+// A fault off the guard pages goes to the handler that was there before (the default, or ASan's).
+TEST(ReadGuardDeathTest, AnyOtherFaultStillEndsTheProcess) {
+  EXPECT_DEATH(
+      {
+        Arena arena(ReadGuard::end);
+        arena.alloc(DType::f32, {4});
+        *static_cast<volatile int*>(reinterpret_cast<int*>(16)) = 1;
+      },
+      "");
+}
+
 TEST(ReadGuard, AnOrdinaryArenaRecordsNoReads) {
   Arena arena;
   const Tensor x = arena.alloc(DType::f32, {4});
