@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "posenc/error.h"
 #include "posenc/plugin.h"
@@ -171,8 +172,8 @@ class Faulty : public testing::Test {
 };
 
 TEST_F(Faulty, ListsItsKernels) {
-  EXPECT_EQ(plugin_.size(), 11u);
-  EXPECT_EQ(plugin_.kernels<SinusoidalCall>().size(), 11u);
+  EXPECT_EQ(plugin_.size(), 13u);
+  EXPECT_EQ(plugin_.kernels<SinusoidalCall>().size(), 13u);
   EXPECT_TRUE(plugin_.kernels<RopeCall>().empty());
   const auto& k = kernel("writes_out");
   EXPECT_EQ(k.variants, ~uint64_t{0});
@@ -229,6 +230,31 @@ TEST_F(Faulty, AWriteIntoAnInputReachesTheCallersGuards) {
   kernel("writes_input").run(call_);
   EXPECT_EQ(call_.x->as<float>()[0], 42.0f);
   EXPECT_NE(arena_.stray_write({call_.out}), std::nullopt);
+}
+
+// In a read-guarded arena x ends (or starts) at an inaccessible page; the mirror places it so in
+// the child too, and the child's fault names x. Elsewhere the read lands in the mirror's slack.
+TEST_F(Faulty, AReadPastAnInputFlushAgainstAGuardPageIsNamed) {
+  for (auto [kernel_name, guard, expected] :
+       {std::tuple{"reads_past_x", harness::ReadGuard::end, "(byte +12 after its end)"},
+        std::tuple{"reads_before_x", harness::ReadGuard::start, "(byte -4 before its start)"}}) {
+    Arena guarded(guard);
+    SinusoidalCall call;
+    call.out = guarded.alloc(DType::f32, {3, 4});
+    call.x = guarded.alloc(DType::f32, {3, 4});
+    std::string f;
+    try {
+      kernel(kernel_name).run(call);
+    } catch (const KernelFailure& e) {
+      f = e.what();
+    }
+    EXPECT_EQ(f.rfind(std::string("sinusoidal/") + kernel_name + " read outside input x " +
+                          expected + " (killed by SIGSEGV",
+                      0),
+              0u)
+        << f;
+    kernel(kernel_name).run(call_);  // unguarded: the read stays in the slack
+  }
 }
 
 TEST_F(Faulty, AFailureCodeCarriesItsMessage) {

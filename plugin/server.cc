@@ -1,7 +1,9 @@
 #include "plugin/server.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include <cctype>
 #include <cmath>
@@ -16,6 +18,36 @@
 namespace posenc::plugin {
 
 namespace {
+
+FaultRecord* fault_record = nullptr;  // the child's, for its handler
+
+// Records where the kernel faulted; the handler then resets itself (SA_RESETHAND) and returns, so
+// the access faults again and the child dies of the signal as it would have.
+void record_fault(int signal, siginfo_t* info, void* context) {
+  if (fault_record == nullptr) return;
+  fault_record->signal = signal;
+  fault_record->address = reinterpret_cast<uintptr_t>(info->si_addr);
+#if defined(__x86_64__)
+  // The page-fault error code: bit 1 set for a write.
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  fault_record->access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? kFaultWrite : kFaultRead;
+#else
+  (void)context;
+  fault_record->access = 0;
+#endif
+}
+
+void watch_faults(FaultRecord* record) {
+  fault_record = record;
+  if (record == nullptr) return;
+  *record = {};
+  struct sigaction action {};
+  action.sa_sigaction = record_fault;
+  action.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, nullptr);
+  sigaction(SIGBUS, &action, nullptr);
+}
 
 // A version-1 table's entry: version 2's without its trailing accuracy-envelope fields.
 struct posenc_kernel_v1 {
@@ -185,6 +217,7 @@ std::string serve(Served& served, std::string_view bytes) {
     throw LoadError("the library's table changed since it was loaded");
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
   posenc_error error{};
+  watch_faults(served.fault);
   const int code = invoke(entry(table, request.index), served.base + request.args, &error);
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);
   auto text = [](const char* field, size_t n) {

@@ -240,6 +240,12 @@ rc::Gen<Positions> positions(int64_t count, int64_t max) {
         return v;
       },
       rc::gen::container<V>(n, uniform(0, 3)), rc::gen::container<V>(4, uniform(0, max)));
+  // The edges of binades, where a float position or angle changes its rounding step: 2^k − 1
+  // and 2^k for k ≤ 24 (2^24 itself included), clamped to max.
+  auto edges = rc::gen::container<V>(n, rc::gen::map(uniform(0, 49), [max](int64_t e) {
+                                       const int64_t v = (int64_t{1} << (e / 2)) - (e % 2 == 0);
+                                       return std::min(v, max);
+                                     }));
   auto pattern = count == 0 ? rc::gen::just(Kind("empty", V{}))
                             : rc::gen::weightedOneOf<Kind>({
                                   {3, kind("small", in(0, std::min<int64_t>(max, 63)))},
@@ -248,6 +254,7 @@ rc::Gen<Positions> positions(int64_t count, int64_t max) {
                                   {1, kind("duplicated", duplicated)},
                                   {1, kind("descending", descending)},
                                   {2, kind("varlen", varlen)},
+                                  {1, kind("binade edges", edges)},
                               });
   return rc::gen::apply(
       [](Kind k, DType dtype) {

@@ -38,7 +38,7 @@ struct Fill {
 struct Positions {
   std::vector<int64_t> values;
   DType dtype = DType::i64;
-  std::string kind;  // "small", "long", "near max", "duplicated", "descending", "varlen"
+  std::string kind;  // "small", "long", "near max", "duplicated", "descending", "varlen", ...
 
   int64_t max() const;
   bool long_range() const { return max() >= (int64_t{1} << 20); }
@@ -72,8 +72,9 @@ rc::Gen<Fill> fill();
 // Finite, moderate contents for properties whose math assumes ordinary numbers: magnitudes
 // within 2^±`spread`, no specials.
 rc::Gen<Fill> finite_fill(int spread = 4);
-// `count` positions in [0, max]: small, long (up to max), near max, duplicated, descending, or
-// packed varlen sequences each counting up from its own offset. i64 or i32.
+// `count` positions in [0, max]: small, long (up to max), near max, duplicated, descending,
+// packed varlen sequences each counting up from its own offset, or binade edges (2^k − 1, 2^k,
+// 2^24). i64 or i32.
 rc::Gen<Positions> positions(int64_t count, int64_t max);
 // Query and key positions for a bias: independent (as gen::positions), or a KV cache: keys
 // offset … offset + tk − 1 and queries its last tq (prefill or decode), the offset up to 2²⁴.

@@ -128,19 +128,33 @@ rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
     RopeSpec s;
     s.tokens =
         o.min_tokens > 0 ? *gen::sized(o.min_tokens, o.max_tokens) : *gen::count(o.max_tokens);
-    s.hq = *gen::uniform(1, 4);
-    s.hk = o.needs_k ? *gen::uniform(1, 4)
-           : !d.has(variant::rope_key)
-               ? 0
-               : *rc::gen::weightedOneOf<int64_t>(
-                     {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
+    // Mostly 1–4 heads; in 1 case in 8 up to 128 (with a small head dim, so cases stay cheap)
+    // and GQA ratios up to 16, where a kernel that tiles heads (16 at a time) meets its edges.
+    const bool many_heads = *rc::gen::weightedElement<bool>({{7, false}, {1, true}});
+    s.hq = many_heads ? *gen::uniform(5, 128) : *gen::uniform(1, 4);
+    const auto kv_heads =
+        many_heads ? rc::gen::map(rc::gen::element<int64_t>(1, 2, 4, 8, 16),
+                                  [hq = s.hq](int64_t r) { return std::max<int64_t>(1, hq / r); })
+                   : gen::uniform(1, 4);
+    s.hk = o.needs_k                    ? *kv_heads
+           : !d.has(variant::rope_key) ? 0
+                                        : *rc::gen::weightedOneOf<int64_t>(
+                                             {{1, rc::gen::just<int64_t>(0)}, {3, kv_heads}});
     // Angles on the fly need a scaling kind declared, any one.
     const uint64_t on_the_fly = d.has_any(variant::all_scalings) ? 0 : variant::all_scalings;
     s.cache = o.cache ? *o.cache
                       : *gen::declared_element<Cache>({{3, Cache::none, on_the_fly},
                                                        {1, Cache::built, variant::rope_cached},
                                                        {1, Cache::random, variant::rope_cached}});
-    s.head_dim = *gen::sized(o.partial ? 3 : 2, s.cache == Cache::none ? 160 : 80);
+    // Small odd and even head dims, and in 1 case in 6 a model's (64 to 512; on the fly only, as
+    // a cache has a row of rotary_dim/2 per position).
+    const int64_t lo_dim = o.partial ? 3 : 2;
+    if (many_heads)
+      s.head_dim = *gen::sized(lo_dim, 8);
+    else if (s.cache == Cache::none && *rc::gen::weightedElement<bool>({{5, false}, {1, true}}))
+      s.head_dim = *rc::gen::element<int64_t>(64, 80, 96, 128, 256, 512);
+    else
+      s.head_dim = *gen::sized(lo_dim, s.cache == Cache::none ? 160 : 80);
     if (!partial) s.head_dim = s.head_dim / 2 * 2;
     // Full rotary dim half the time; otherwise any even dim up to it (partial rotary).
     const int64_t full = s.head_dim / 2 * 2;
@@ -186,6 +200,9 @@ void classify(const RopeSpec& s) {
   RC_CLASSIFY(s.rotary_dim / 2 % 16 != 0, "tail");
   RC_CLASSIFY(s.rotary_dim < s.head_dim, "partial");
   RC_CLASSIFY(s.hk > 0 && s.hk != s.hq, "GQA");
+  RC_CLASSIFY(s.hq > 16, "more than 16 heads");
+  RC_CLASSIFY(s.hk > 0 && s.hq >= 8 * s.hk, "GQA ratio >= 8");
+  RC_CLASSIFY(s.head_dim >= 64 && s.head_dim % 16 == 0, "model head dim");
   RC_CLASSIFY(s.layout == RopeLayout::interleaved, "interleaved");
   RC_CLASSIFY(s.cache != Cache::none, "cached");
   RC_CLASSIFY(s.in_place, "in place");
@@ -193,9 +210,11 @@ void classify(const RopeSpec& s) {
   RC_CLASSIFY(s.q.has_specials() || (s.hk && s.k.has_specials()), "specials");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
   RC_CLASSIFY(s.positions.kind == "varlen", "varlen");
+  RC_CLASSIFY(s.positions.kind == "binade edges", "positions at 2^k - 1 and 2^k");
   classify_dtype(s.dtype);
   RC_CLASSIFY(s.cache != Cache::none && s.cache_dtype == DType::bf16, "bf16 cache");
   if (s.cache == Cache::none) RC_TAG(scaling_name(s.scaling.kind));
+  if (s.cache != Cache::random) classify_switches(s.scaling);
 }
 
 // fp64 angles: ω from pow is within an ulp and the product p·ω rounds by ½ more, so an angle is
@@ -305,7 +324,16 @@ Problems<RopeCall, RopeSpec> rope_problems() {
                                {"strided", 0.2},
                                {"varlen", 0.05},
                                {"empty", 0.005},
-                               {"bf16 cache", 0.05, variant::rope_cached | variant::bf16}}),
+                               {"bf16 cache", 0.05, variant::rope_cached | variant::bf16},
+                               {"positions at 2^k - 1 and 2^k", 0.03},
+                               {"more than 16 heads", 0.05},
+                               {"GQA ratio >= 8", 0.01, variant::rope_key},
+                               {"model head dim", 0.05, 0, variant::all_scalings},
+                               {"seq_len at its switch", 0.02, 0,
+                                scaling_bit(RopeScalingKind::dynamic_ntk) |
+                                    scaling_bit(RopeScalingKind::longrope)},
+                               {"yarn factor <= 1, derived attention factor", 0.01,
+                                scaling_bit(RopeScalingKind::yarn)}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> q_out = [](Call& c) { return &c.q_out; };

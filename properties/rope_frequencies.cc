@@ -56,6 +56,19 @@ std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d, DTyp
           view(both.as<char>() + d / 2 * dtype_size(dtype), dtype, {rows, d / 2}, {d, 1})};
 }
 
+void classify_switches(const RopeScaling& s) {
+  using K = RopeScalingKind;
+  const int64_t at = s.kind == K::dynamic_ntk ? s.max_position
+                     : s.kind == K::longrope  ? s.original_max_position
+                                              : -1;
+  RC_CLASSIFY(at >= 0 && s.seq_len == at, "seq_len at its switch");
+  RC_CLASSIFY(at >= 0 && (s.seq_len == at - 1 || s.seq_len == at + 1), "seq_len beside its switch");
+  RC_CLASSIFY(s.kind == K::yarn && s.factor <= 1 && std::isnan(s.attention_factor),
+              "yarn factor <= 1, derived attention factor");
+  RC_CLASSIFY(s.kind == K::yarn && s.factor <= 1 && !std::isnan(s.attention_factor),
+              "yarn factor <= 1, explicit attention factor");
+}
+
 namespace gen {
 
 rc::Gen<double> rope_base() {
@@ -80,6 +93,23 @@ rc::Gen<double> eighths(int64_t lo, int64_t hi) {
   return rc::gen::map(uniform(lo, hi), [](int64_t k) { return k / 8.0; });
 }
 
+// YaRN's factor: at or below 1 (where g(f, m) = 1, which old HF did not clamp) in about 2 cases
+// in 5, else as factor() (yarn_between still needs factors above 1 in half its cases).
+rc::Gen<double> yarn_factor() {
+  return rc::gen::weightedOneOf<double>({{1, eighths(1, 8)}, {4, factor()}});
+}
+
+// A length compared against `threshold` by a formula that switches there (LongRoPE's long
+// factors, dynamic NTK's rescaling): exactly it in 1 case in 3, one either side in 1 in 6, else
+// anywhere in [0, 4·threshold].
+rc::Gen<int64_t> around(int64_t threshold) {
+  return rc::gen::weightedOneOf<int64_t>({
+      {2, rc::gen::just(threshold)},
+      {1, rc::gen::element(threshold - 1, threshold + 1)},
+      {3, uniform(0, 4 * threshold)},
+  });
+}
+
 }  // namespace
 
 rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
@@ -98,10 +128,10 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
       case RopeScalingKind::dynamic_ntk:
         s.factor = *factor();
         s.max_position = *uniform(1, 8192);
-        s.seq_len = *uniform(0, 4 * s.max_position);
+        s.seq_len = *around(s.max_position);
         break;
       case RopeScalingKind::yarn:
-        s.factor = *factor();
+        s.factor = *yarn_factor();
         s.original_max_position = *uniform(1, 131072);
         s.beta_slow = *eighths(1, 16);
         s.beta_fast = s.beta_slow + *uniform(1, 64);
@@ -119,7 +149,7 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
       case RopeScalingKind::longrope: {
         s.factor = *factor();
         s.original_max_position = *uniform(2, 16384);
-        s.seq_len = *uniform(0, 4 * s.original_max_position);
+        s.seq_len = *around(s.original_max_position);
         const auto per_pair = rc::gen::container<std::vector<double>>(d / 2, eighths(1, 512));
         s.short_factor = *per_pair;
         s.long_factor = *per_pair;
@@ -219,6 +249,7 @@ void classify(const FrequenciesSpec& s) {
   RC_TAG(scaling_name(s.scaling.kind));
   RC_CLASSIFY(!std::isnan(s.scaling.attention_factor), "explicit attention factor");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
+  classify_switches(s.scaling);
 }
 
 // ω_i = base^(−2i/d), here in fp64 apart from any kernel: within 1 ulp (pow), 1.5 after a division.
@@ -268,7 +299,10 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                   {"longrope", 0.08},
                   {"dynamic_ntk", 0.08},
                   {"explicit attention factor", 0.08},
-                  {"strided", 0.2}},
+                  {"strided", 0.2},
+                  {"seq_len at its switch", 0.04},
+                  {"seq_len beside its switch", 0.015},
+                  {"yarn factor <= 1, derived attention factor", 0.015}},
   };
   ViewOf<Call> inv_freq = [](Call& c) { return &c.inv_freq; };
   ViewOf<Call> factor = [](Call& c) { return &c.attention_factor; };

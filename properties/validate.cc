@@ -124,6 +124,7 @@ std::string failure_kind(const PropertyResult& r) {
   if (!r.failed()) return "";
   if (r.failure.find(" crashed: ") != std::string::npos) return "crashed";
   if (r.failure.find(" hung: ") != std::string::npos) return "hung";
+  if (r.failure.find(" read outside ") != std::string::npos) return "read outside";
   return "";
 }
 
