@@ -11,7 +11,9 @@
 namespace posenc::harness {
 
 namespace {
-const PinnedRope* current_pin = nullptr;  // properties generate cases on one thread
+// Per thread: a property generates its cases on the thread that runs check(), and two threads
+// may check different families (or pins) at once.
+thread_local const PinnedRope* current_pin = nullptr;
 }  // namespace
 
 double PinnedRope::attention_factor() const {
