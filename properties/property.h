@@ -8,6 +8,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -21,9 +22,11 @@
 #include "posenc/conventions.h"
 #include "posenc/error.h"
 #include "posenc/kernel.h"
+#include "posenc/mrope.h"
 #include "posenc/properties/arena.h"
 #include "posenc/properties/compare.h"
 #include "posenc/registry.h"
+#include "posenc/rope.h"
 
 namespace posenc::harness {
 
@@ -223,6 +226,38 @@ class Case {
   CaseLog& log_;
 };
 
+// One model's rope parameters (`posenc validate --config`, from config/hf_config.h). While a
+// property runs with RunOptions::pinned set, the rope families' generators (rope_frequencies,
+// rope_cache, rope, mrope) take these instead of generating them; shapes, positions below
+// max_position and values are still generated.
+struct PinnedRope {
+  std::string label;  // which config and layer, for the reports
+  int64_t head_dim = 2, rotary_dim = 2;
+  RopeLayout layout = RopeLayout::half_split;
+  double base = 10000;
+  RopeScaling scaling;
+  int64_t max_position = 0;  // max_position_embeddings; 0: the config has none (kMaxPosition)
+  std::optional<std::array<int64_t, 3>> mrope_section;  // M-RoPE models only
+  MropeConvention mrope_convention = MropeConvention::sectioned;
+
+  double attention_factor() const;  // the reference's, from base and scaling
+  // The largest position a generator may produce where it would go up to `cap`: below
+  // max_position_embeddings.
+  int64_t position_cap(int64_t cap) const;
+  std::string describe() const;  // "rotary_dim=128 head_dim=128 half_split base=500000 llama3(...)"
+};
+
+// The pin of the property running now (check() sets it from RunOptions::pinned), or null.
+const PinnedRope* pinned_rope();
+// A generator's position bound `cap`, lowered to the pin's when one is set.
+int64_t pinned_position_cap(int64_t cap);
+// Property::unpinnable of a property that needs the attention factor 1 (a product of rotations
+// scales by f², not f): the reason when the model's factor is not 1.
+std::string needs_unit_factor(const PinnedRope& pin);
+// Whether a class tag only says which parameters a case drew (a scaling kind, "tail", "partial",
+// "long positions", ...): its minimum share cannot apply when the parameters are pinned.
+bool is_parameter_class(const std::string& tag);
+
 // An input class that must reach a share of the generated cases (RC_CLASSIFY / RC_TAG names).
 // A class that needs variants is not required of implementations that do not declare them (the
 // generators then never draw it): `needs` all of its bits, `needs_any` one of them. The classes of
@@ -243,6 +278,9 @@ struct Property {
   bool needs_threads = false;   // only for implementations that honour Call::threads
   bool skip_reference = false;  // compares against the reference: says nothing about it
   std::vector<MinimumShare> minimum;
+  // Under a pin (RunOptions::pinned): why this property cannot run at those parameters (it varies
+  // one of them, or needs a value the model does not have), "" when it can; null: it always can.
+  std::function<std::string(const PinnedRope&)> unpinnable;
 };
 
 // How many cases, from which seed; or one case to replay.
@@ -252,6 +290,8 @@ struct RunOptions {
   std::string reproduce;  // a reproduce value printed by a failure: replays that one case
   bool shrink = true;
   std::string profile = "ci";
+  // The rope families' parameters fixed to one model's (PinnedRope); none: generated.
+  std::optional<PinnedRope> pinned;
   // Past this instant no further case runs: generation stops short of `cases` and shrinking stops
   // at the smallest counterexample found so far (the result says which). None by default.
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -303,6 +343,18 @@ struct PropertyResult {
 // "too few cases (N)", a failure, never a pass: a quarter of the profile's count.
 constexpr int64_t minimum_cases(int64_t cases) { return (cases + 3) / 4; }
 
+// Sets pinned_rope() for its lifetime.
+class PinScope {
+ public:
+  explicit PinScope(const std::optional<PinnedRope>& pin);
+  ~PinScope();
+  PinScope(const PinScope&) = delete;
+  PinScope& operator=(const PinScope&) = delete;
+
+ private:
+  const PinnedRope* previous_;
+};
+
 // The type-erased runner behind check(): `body(active, log)` runs one case for the implementations
 // whose indices are in `active`; `describe` names variant bits (variant_names of the family).
 using CaseBody = std::function<void(const std::vector<size_t>& active, CaseLog& log)>;
@@ -330,6 +382,8 @@ std::vector<PropertyResult> check(const Property<Call>& property,
     if (skip.empty() && (property.needs & ~impl.variants))
       skip = "needs variant " + variant_names(Call::kFamily, property.needs & ~impl.variants) +
              ", not declared";
+    if (skip.empty() && options.pinned && property.unpinnable)
+      skip = property.unpinnable(*options.pinned);
     if (!skip.empty()) {
       results[i] = {property.name, property.statement, impl.name, PropertyResult::Status::skipped};
       results[i].note = skip;
@@ -345,6 +399,11 @@ std::vector<PropertyResult> check(const Property<Call>& property,
     group->second.push_back(i);
   }
   const auto describe = [](uint64_t bits) { return variant_names(Call::kFamily, bits); };
+  // Under a pin the classes that only say which parameters a case drew cannot apply.
+  std::vector<MinimumShare> minimum;
+  for (const MinimumShare& m : property.minimum)
+    if (!options.pinned || !is_parameter_class(m.tag)) minimum.push_back(m);
+  const PinScope pin(options.pinned);
   for (const auto& [declaration, where] : groups) {
     std::vector<const Impl<Call>*> tested;
     std::vector<std::string> names;
@@ -363,8 +422,8 @@ std::vector<PropertyResult> check(const Property<Call>& property,
       property.body(c);
     };
     const DeclaredScope scope(declaration);
-    auto ran = run_property(property.name, property.statement, property.minimum, names, body,
-                            options, describe);
+    auto ran =
+        run_property(property.name, property.statement, minimum, names, body, options, describe);
     for (size_t k = 0; k < where.size(); ++k) results[where[k]] = std::move(ran[k]);
   }
   return results;

@@ -119,6 +119,16 @@ RopeCall build(const RopeSpec& s, Arena& arena) {
   return call;
 }
 
+void apply_pin(RopeSpec& s) {
+  const PinnedRope* pin = pinned_rope();
+  if (!pin) return;
+  s.head_dim = pin->head_dim;
+  s.rotary_dim = pin->rotary_dim;
+  s.layout = pin->layout;
+  s.base = pin->base;
+  s.scaling = pin->scaling;
+}
+
 rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
   // Drawn inside what the implementations under test declare (declared()): each undeclared
   // variant is left out, the rest drawn as ever.
@@ -176,11 +186,13 @@ rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
     s.base = *gen::rope_base();
     // A cache's scaling too: a property may run the same problem on the fly.
     s.scaling = *gen::declared_scaling(s.rotary_dim);
-    if (o.unit_factor) s.scaling.attention_factor = 1;
+    apply_pin(s);
+    // Under a pin a property that needs f = 1 runs only when the model's is 1 (needs_unit_factor).
+    if (o.unit_factor && !pinned_rope()) s.scaling.attention_factor = 1;
     // A vLLM cache's cos and sin are views of one [rows, cos | sin] table: strided.
     s.vllm = s.cache == Cache::built && d.has(variant::strided) && *rc::gen::arbitrary<bool>();
-    s.positions =
-        *gen::positions(s.tokens, s.cache == Cache::none ? kMaxPosition : kCachedPositions);
+    s.positions = *gen::positions(
+        s.tokens, pinned_position_cap(s.cache == Cache::none ? kMaxPosition : kCachedPositions));
     auto values = o.specials ? gen::fill() : gen::finite_fill();
     s.q = *values;
     s.k = *values;
@@ -307,8 +319,10 @@ Problems<RopeCall, RopeSpec> rope_problems() {
         if (s.cache == Cache::none) s.scaling = *gen::declared_scaling(s.rotary_dim);
         if (s.cache == Cache::built && s.scaling.kind == K::longrope)
           s.scaling = *gen::scaling(K::none, s.rotary_dim);
-        s.positions =
-            *gen::positions(s.tokens, s.cache == Cache::none ? kMaxPosition : kCachedPositions);
+        apply_pin(s);
+        s.positions = *gen::positions(
+            s.tokens,
+            pinned_position_cap(s.cache == Cache::none ? kMaxPosition : kCachedPositions));
         return s;
       }),
       .build = [](const RopeSpec& s, Arena& a) { return build(s, a); },

@@ -231,6 +231,15 @@ RopeFrequenciesCall build(const FrequenciesSpec& s, Arena& arena) {
                              .attention_factor = arena.alloc(DType::f64, {1}, s.layouts[1])};
 }
 
+// Under a pin (PinnedRope, property.h) the model's rotary_dim, base and scaling.
+void apply_pin(FrequenciesSpec& s) {
+  const PinnedRope* pin = pinned_rope();
+  if (!pin) return;
+  s.d = pin->rotary_dim;
+  s.base = pin->base;
+  s.scaling = pin->scaling;
+}
+
 // `kind`: one scaling kind, or any when absent.
 rc::Gen<FrequenciesSpec> frequencies_spec(std::optional<RopeScalingKind> kind) {
   return rc::gen::exec([=] {
@@ -240,9 +249,20 @@ rc::Gen<FrequenciesSpec> frequencies_spec(std::optional<RopeScalingKind> kind) {
       s.d = std::max<int64_t>(s.d, 4);
     s.base = *gen::rope_base();
     s.scaling = kind ? *gen::scaling(*kind, s.d) : *gen::any_scaling(s.d);
+    apply_pin(s);
     s.layouts = *gen::layouts();
     return s;
   });
+}
+
+// Property::unpinnable of a property about one scaling kind.
+std::function<std::string(const PinnedRope&)> only_for(RopeScalingKind kind) {
+  return [kind](const PinnedRope& pin) {
+    return pin.scaling.kind == kind
+               ? std::string()
+               : fmt::format("is about {} scaling, and the model's is {}", scaling_name(kind),
+                             scaling_name(pin.scaling.kind));
+  };
 }
 
 void classify(const FrequenciesSpec& s) {
@@ -290,6 +310,7 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
         FrequenciesSpec s = *frequencies_spec(std::nullopt);
         s.d = 2 * *gen::uniform(64, 512);
         s.scaling = *gen::any_scaling(s.d);
+        apply_pin(s);
         return s;
       }),
       .build = [](const FrequenciesSpec& s, Arena& a) { return build(s, a); },
@@ -358,28 +379,31 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
 
   auto props = generic_properties<Call>("rope_frequencies", problems);
 
-  props.push_back({.name = "rope_frequencies.dynamic_unscaled",
-                   .statement = "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
-                   .body =
-                       [](Case<Call>& c) {
-                         FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
-                         s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
-                         c.each([&](const Impl<Call>& impl) {
-                           const auto w = run_frequencies(impl, s);
-                           // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding:
-                           // f − 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' =
-                           // ω·(1 + δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is
-                           // within 1.
-                           const double slack = 2 * (s.scaling.factor + 1) + 1;
-                           Comparison worst;
-                           for (int64_t i = 0; i < s.d / 2; ++i)
-                             merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
-                                          ulp_f64(omega(s.base, i, s.d)),
-                                          [&] { return fmt::format("ω'[{}]", i); });
-                           return Verdict::of(worst);
-                         });
-                       },
-                   .needs = variant::scaling_bit(K::dynamic_ntk)});
+  props.push_back(
+      {.name = "rope_frequencies.dynamic_unscaled",
+       .statement = "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
+       .body =
+           [](Case<Call>& c) {
+             FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
+             s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
+             c.each([&](const Impl<Call>& impl) {
+               const auto w = run_frequencies(impl, s);
+               // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding:
+               // f − 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' =
+               // ω·(1 + δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is
+               // within 1.
+               const double slack = 2 * (s.scaling.factor + 1) + 1;
+               Comparison worst;
+               for (int64_t i = 0; i < s.d / 2; ++i)
+                 merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
+                              ulp_f64(omega(s.base, i, s.d)),
+                              [&] { return fmt::format("ω'[{}]", i); });
+               return Verdict::of(worst);
+             });
+           },
+       .needs = variant::scaling_bit(K::dynamic_ntk),
+       .unpinnable =
+           [](const PinnedRope&) { return std::string("varies seq_len, a scaling parameter"); }});
 
   // Each ω'_i = (ω_i/f)·r + ω_i·(1 − r) with r in [0, 1] (YaRN's ramp, Llama 3's 1 − smooth):
   // between ω_i/f and ω_i. The reference's blend rounds ≤ 4 times (½ ulp each, with pow's ≤ 1);
@@ -406,14 +430,16 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                    variant::scaling_bit(K::yarn),
                    false,
                    false,
-                   {{"factor > 1", 0.5}}});
+                   {{"factor > 1", 0.5}},
+                   only_for(K::yarn)});
   props.push_back({"rope_frequencies.llama3_between",
                    "Llama 3's ω'_i lies between ω_i/f and ω_i",
                    between(K::llama3),
                    variant::scaling_bit(K::llama3),
                    false,
                    false,
-                   {{"factor > 1", 0.5}}});
+                   {{"factor > 1", 0.5}},
+                   only_for(K::llama3)});
   return props;
 }
 
