@@ -150,6 +150,7 @@ struct Plan {
 // nonzero where the contract's exp(score − maximum) underflows to 0 and makes 0·∞ = NaN.) The
 // edge rules follow from the arithmetic: a NaN score makes the row NaN; a +∞ score makes the sum
 // NaN (exp(∞ − ∞)), and a row whose sum is not positive (no visible key, or that NaN) is zeros.
+// Its lse is NaN, +∞ (the maximum) and −∞ (ln 0) in those cases, else maximum + ln(sum).
 inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
   const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
   const int64_t tk = k.shape[0], d = q.shape[2], dv = v.shape[2];
@@ -168,6 +169,7 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
         call.logit(scale * dot) + (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
     if (std::isnan(score)) {
       for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), std::nan(""));
+      if (call.lse) store(*call.lse, call.lse->offset(i, h), std::nan(""));
       return;
     }
     if (score == -inf) continue;
@@ -182,6 +184,7 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
     for (size_t n = 0; n < keys.size(); ++n) sum += weight[n] * load(v, v.offset(keys[n], kvh, c));
     store(out, out.offset(i, h, c), total > 0 ? sum / total : 0.0);
   }
+  if (call.lse) store(*call.lse, call.lse->offset(i, h), top == inf ? inf : top + std::log(total));
 }
 
 // Per-thread buffers, 64-byte aligned; rows padded to whole vectors. Each thread keeps its own
@@ -488,6 +491,28 @@ HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
                             -std::numeric_limits<double>::infinity());
 }
 
+// Writes row (h, i) of out, and of lse if asked, from the row's accumulator acc (ldacc floats),
+// maximum m and sum l once every key has been seen: the row's softmax denominator is e^m·l. l ≥ 1
+// once any key is visible (the maximum's own p is 1); no visible key gives zeros and lse −∞.
+HWY_INLINE void FinishRow(const Plan& plan, Scratch& sc, const float* acc, float m, float l,
+                          int64_t h, int64_t i) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const AttentionCall& call = *plan.call;
+  float* o = sc.out_row;
+  const auto total = hn::Set(df, l);
+  for (int64_t c = 0; c < sc.ldacc; c += N) {
+    const auto value = l > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
+    hn::Store(value, df, o + c);
+  }
+  FromF32(o, plan.dv, call.out, call.out.offset(i, h, 0), call.out.strides[2]);
+  if (call.lse) {  // ln(e^m·l) in fp64, rounded once
+    const double lse = l > 0 ? static_cast<double>(m) + std::log(static_cast<double>(l))
+                             : -std::numeric_limits<double>::infinity();
+    call.lse->as<float>()[call.lse->offset(i, h)] = static_cast<float>(lse);
+  }
+}
+
 // Queries [i0, i1) of query heads [h0, h1), which read one kv head. Row r is query head
 // h0 + r / (i1 − i0) and query i0 + r % (i1 − i0).
 HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h1, int64_t i0,
@@ -495,7 +520,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const AttentionCall& call = *plan.call;
-  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  const Tensor &q = call.q, &k = call.k, &v = call.v;
   const int64_t kvh = h0 / plan.group, queries = i1 - i0, rows = (h1 - h0) * queries;
   const int64_t d = plan.d, dv = plan.dv;
   const auto head = [&](int64_t r) { return h0 + r / queries; };
@@ -578,17 +603,9 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   for (int64_t r = 0; r < rows; ++r) {
     if (sc.exceptional[r]) {
       exact_row(call, head(r), query(r));
-      continue;
+    } else {
+      FinishRow(plan, sc, sc.acc + r * sc.ldacc, sc.m[r], sc.l[r], head(r), query(r));
     }
-    // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
-    const float* acc = sc.acc + r * sc.ldacc;
-    float* o = sc.out_row;
-    const auto total = hn::Set(df, sc.l[r]);
-    for (int64_t c = 0; c < sc.ldacc; c += N) {
-      const auto value = sc.l[r] > 0 ? hn::Div(hn::Load(df, acc + c), total) : hn::Zero(df);
-      hn::Store(value, df, o + c);
-    }
-    FromF32(o, dv, out, out.offset(query(r), head(r), 0), out.strides[2]);
   }
 }
 
@@ -635,10 +652,10 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
 // error analysis is in attention.cc).
 std::vector<Impl<AttentionCall>> attention() {
   static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
-  const uint64_t variants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
-                            variant::attention_causal | variant::attention_bias |
-                            variant::attention_gqa | variant::attention_positions |
-                            variant::attention_window | variant::attention_softcap;
+  const uint64_t variants =
+      variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::attention_causal |
+      variant::attention_bias | variant::attention_gqa | variant::attention_positions |
+      variant::attention_window | variant::attention_softcap | variant::attention_lse;
   return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
                                      run_attention);
 }

@@ -52,7 +52,7 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_no_symbol", "it does not export posenc_plugin_kernels()");
   expect_load_error("posenc_test_broken_abi",
                     "ABI version mismatch: the library was built against plugin ABI version "
-                    "999, this posenc speaks version 2 (and 1)");
+                    "999, this posenc speaks version 3 (and 2, 1)");
   expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
   expect_load_error("posenc_test_broken_bad_family",
                     "kernel #1 family 42 is not a posenc family (0 to " +
@@ -90,6 +90,23 @@ TEST(Load, ReadsAVersion2Envelope) {
   EXPECT_EQ(kernels[1].bound.of(DType::bf16), 0);
   EXPECT_EQ(kernels[1].max_position, 0);
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
+}
+
+// A version-2 library's entries are this version's; its attention kernel cannot have meant the
+// variants version 3 added (it never reads their argument fields), so it is not given them.
+TEST(Load, ReadsAVersion2TableWithoutLaterVariants) {
+  const Plugin plugin = load(library("posenc_test_envelope_v2"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].bound.of(DType::bf16), 2);
+  EXPECT_EQ(kernels[0].max_position, 4096);
+  EXPECT_EQ(run_one(kernels[1]), 2.0f);
+  const auto& attention = plugin.kernels<AttentionCall>();
+  ASSERT_EQ(attention.size(), 1u);
+  EXPECT_EQ(attention[0].variants & variant::attention_lse, 0u);
+  EXPECT_NE(attention[0].variants & variant::attention_softcap, 0u);
+  const Plugin current = load(library("posenc_test_envelope"), {.timeout = 2s});
+  EXPECT_NE(current.kernels<AttentionCall>()[0].variants & variant::attention_lse, 0u);
 }
 
 TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {

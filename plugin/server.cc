@@ -27,14 +27,29 @@ struct posenc_kernel_v1 {
   decltype(posenc_kernel::run) run;
 };
 
-// Entry i of `table`, as version 2 reads it (a version-1 entry gets zero envelope fields, which
-// mean what version 1 meant).
+// The variant bits of `family` that a kernel built against `version` cannot know: a later
+// version's, whose argument fields it does not read.
+uint64_t later_variants(uint32_t version, uint32_t family) {
+  if (family != POSENC_FAMILY_ATTENTION) return 0;
+  uint64_t bits = 0;
+  if (version < 2) bits |= POSENC_VARIANT_ATTENTION_WINDOW | POSENC_VARIANT_ATTENTION_SOFTCAP;
+  if (version < 3) bits |= POSENC_VARIANT_ATTENTION_LSE;
+  return bits;
+}
+
+// Entry i of `table`, as this version reads it (a version-1 entry gets zero envelope fields, which
+// mean what version 1 meant; version 2's entries are this version's), without the variant bits of
+// later versions.
 posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
-  if (table.abi_version == POSENC_PLUGIN_ABI_VERSION) return table.kernels[i];
-  const auto& old = reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
   posenc_kernel k{};
-  k.name = old.name, k.family = old.family, k.flags = old.flags, k.variants = old.variants;
-  k.bound = old.bound, k.run = old.run;
+  if (table.abi_version >= 2) {
+    k = table.kernels[i];
+  } else {
+    const auto& old = reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
+    k.name = old.name, k.family = old.family, k.flags = old.flags, k.variants = old.variants;
+    k.bound = old.bound, k.run = old.run;
+  }
+  k.variants &= ~later_variants(table.abi_version, k.family);
   return k;
 }
 
@@ -70,11 +85,11 @@ const posenc_plugin& open_table(const std::string& path) {
                     "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
   const posenc_plugin* table = table_fn();
   if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
-  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 1)
+  if (table->abi_version < 1 || table->abi_version > POSENC_PLUGIN_ABI_VERSION)
     throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
                     std::to_string(table->abi_version) + ", this posenc speaks version " +
                     std::to_string(POSENC_PLUGIN_ABI_VERSION) +
-                    " (and 1); rebuild it against this posenc's posenc/plugin.h");
+                    " (and 2, 1); rebuild it against this posenc's posenc/plugin.h");
   if (table->count > kMaxKernels)
     throw LoadError("the table claims " + std::to_string(table->count) + " kernels (at most " +
                     std::to_string(kMaxKernels) + ")");

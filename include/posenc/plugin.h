@@ -1,4 +1,4 @@
-/* posenc plugin ABI, version 2: how a kernel in a user's shared library reaches posenc.
+/* posenc plugin ABI, version 3: how a kernel in a user's shared library reaches posenc.
  *
  * The library exports one function, posenc_plugin_kernels(), which returns a table of kernels.
  * `posenc validate --kernel lib.so` loads it and holds every kernel to the same properties,
@@ -44,11 +44,13 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct or a meaning below. posenc loads its own version and version 1
- * (see posenc_kernel's version-2 fields; version 1 kernels never see attention's version-2
- * variants, which they cannot declare); any other gets a "rebuild against this posenc" error.
- * 2: per-dtype bounds and max_position; attention's window_left and softcap. */
-#define POSENC_PLUGIN_ABI_VERSION 2u
+/* Bumped on any change to a struct or a meaning below. posenc loads its own version, version 2 and
+ * version 1 (see posenc_kernel's version-2 fields; a kernel never sees the variants of a later
+ * version, which it cannot declare: posenc clears those bits of an older table's entries); any
+ * other gets a "rebuild against this posenc" error.
+ * 2: per-dtype bounds and max_position; attention's window_left and softcap.
+ * 3: attention's lse output (appended to posenc_attention_args). */
+#define POSENC_PLUGIN_ABI_VERSION 3u
 
 /* The one symbol posenc looks up in the library. */
 #define POSENC_PLUGIN_SYMBOL "posenc_plugin_kernels"
@@ -83,6 +85,7 @@ enum {
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
 #define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
 #define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
+#define POSENC_VARIANT_ATTENTION_LSE ((uint64_t)1 << 14)     /* lse given (version 3) */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -170,6 +173,10 @@ typedef struct posenc_attention_args {
   int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
   double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
   int32_t threads;
+  /* Version 3. Optional out, f32 [tq, hq]: the NATURAL log of each row's softmax denominator,
+   * sum_j exp(score_j) over the keys it sees (FlashAttention's softmax_lse; FlashInfer's is log2);
+   * -inf for a row that sees no key. */
+  const DLTensor* lse;
 } posenc_attention_args;
 
 typedef struct posenc_absolute_args {

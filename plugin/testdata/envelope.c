@@ -1,5 +1,7 @@
-/* Test-only plugin: two kernels stating an accuracy envelope, built once against this ABI and
- * once (ABI_V1) as a version-1 library, whose shorter entries posenc must still read. */
+/* Test-only plugin: two kernels stating an accuracy envelope, built once against this ABI, once
+ * (ABI_V1) as a version-1 library, whose shorter entries posenc must still read, and once (ABI_V2)
+ * as a version-2 library. Beside them (not in version 1) an attention kernel that declares every
+ * attention variant bit: a version-2 one keeps only the bits version 2 defines. */
 #include "posenc/plugin.h"
 
 /* Writes `value` to out[0, 0] so a test sees which entry ran. */
@@ -36,7 +38,12 @@ static const kernel_v1 kKernels[2] = {
 };
 static const posenc_plugin kPlugin = {1, 2, (const posenc_kernel*)kKernels};
 #else
-static const posenc_kernel kKernels[2] = {
+static int attention(const posenc_attention_args* a, posenc_error* e) {
+  (void)a;
+  (void)e;
+  return POSENC_OK;
+}
+static const posenc_kernel kKernels[3] = {
     {.name = "first",
      .family = POSENC_FAMILY_SINUSOIDAL,
      .variants = POSENC_VARIANT_F32,
@@ -49,8 +56,17 @@ static const posenc_kernel kKernels[2] = {
      .family = POSENC_FAMILY_SINUSOIDAL,
      .variants = POSENC_VARIANT_F32,
      .run.sinusoidal = second},
+    {.name = "attention",
+     .family = POSENC_FAMILY_ATTENTION,
+     .variants = POSENC_VARIANT_F32 | ((uint64_t)0xFF << 8),
+     .bound = 1,
+     .run.attention = attention},
 };
-static const posenc_plugin kPlugin = {POSENC_PLUGIN_ABI_VERSION, 2, kKernels};
+#if defined(ABI_V2)
+static const posenc_plugin kPlugin = {2, 3, kKernels};
+#else
+static const posenc_plugin kPlugin = {POSENC_PLUGIN_ABI_VERSION, 3, kKernels};
+#endif
 #endif
 
 POSENC_PLUGIN_EXPORT const posenc_plugin* posenc_plugin_kernels(void) { return &kPlugin; }
