@@ -7,6 +7,14 @@
 // every row is computed the same way whichever thread runs it, so the output is bitwise identical
 // for every thread count.
 //
+// Split-KV decode: with a few queries (tq ≤ kSplitQueries) and a long KV cache (tk ≥
+// 2·kSplitKeys), a work item alone would be one thread's walk over every key, and a call with
+// fewer kv heads than threads would leave threads idle. Such a call splits its keys into blocks
+// of kSplitKeys, a size fixed whatever the thread count: each (work item, key split) computes its
+// rows' partial maximum, sum and accumulator, as the whole walk would over those keys, into a
+// buffer; a second pass merges each row's splits in their order, in fp64, and finishes the row as
+// the whole walk does (FinishRow). Which thread ran a split changes nothing.
+//
 // The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
 // visible values are finite. Masked keys (causal, sliding window: AttentionCall::visible)
 // contribute nothing: their scores become −∞ and their p exactly 0, key blocks that no row of a
@@ -57,10 +65,16 @@ namespace posenc::optimized::attention_detail {
 inline constexpr int64_t kQueryRows = 64;  // rows of a work item: (query head, query) pairs
 inline constexpr int64_t kKeyBlock = 128;  // keys per block; a multiple of every vector width
 inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
+// Split-KV decode (above): keys per split, and the most queries a split call has.
+inline constexpr int64_t kSplitKeys = 2 * kKeyBlock;
+inline constexpr int64_t kSplitQueries = 4;
 // Rows whose largest score exceeds this in magnitude take the exact path.
 inline constexpr float kLargestScore = 1 << 20;
 
 inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// The passes of a call: one walk over every key (whole), or split-KV's two (split, then merge).
+enum class Pass : uint8_t { whole, split, merge };
 
 // What every work item reads, prepared once per call.
 struct Plan {
@@ -69,6 +83,9 @@ struct Plan {
   // A work item: up to heads_per_item query heads of one group × up to queries_per_item queries.
   int64_t heads_per_item = 0, head_chunks = 0, queries_per_item = 0, query_blocks = 0;
   int64_t key_blocks = 0;
+  // Split-KV: splits of kSplitKeys keys (1: none), and each partial's floats: per row its maximum,
+  // sum, exceptional flag and ldacc accumulator columns.
+  int64_t splits = 1, split_rows = 0, ldacc = 0, partial_floats = 0;
   float scale = 0;
   bool softcapped = false;  // logits softcap·tanh(scale·qk / softcap)
   float softcap = 0, scale_over_cap = 0;
@@ -91,6 +108,12 @@ struct Plan {
     queries_per_item = kQueryRows / heads_per_item;
     query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
+    if (tq <= kSplitQueries && tk >= 2 * kSplitKeys) {
+      splits = (tk + kSplitKeys - 1) / kSplitKeys;
+      split_rows = heads_per_item * std::min(tq, queries_per_item);
+      ldacc = round_up(dv, kMaxLanes);
+      partial_floats = split_rows * (3 + ldacc);
+    }
     scale = static_cast<float>(c.resolved_scale());
     softcapped = c.softcap > 0;
     if (softcapped) {  // a cap beyond f32's range makes NaN scores: such rows take the exact path
@@ -123,6 +146,7 @@ struct Plan {
   }
 
   int64_t items() const { return hq / group * head_chunks * query_blocks; }
+  bool split() const { return splits > 1; }
 
   // The earliest key position the window lets a query at position qp see (−1: every key).
   int64_t oldest_visible(int64_t qp) const {
@@ -198,6 +222,7 @@ class Scratch {
   float m[kQueryRows], l[kQueryRows], alpha[kQueryRows];
   uint8_t exceptional[kQueryRows];
   std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
+  std::vector<double> merged;       // split-KV: a row's accumulator, merged over its splits
 
   static Scratch& for_this_thread(const Plan& p) {
     thread_local Scratch scratch;
@@ -513,10 +538,11 @@ HWY_INLINE void FinishRow(const Plan& plan, Scratch& sc, const float* acc, float
   }
 }
 
-// Queries [i0, i1) of query heads [h0, h1), which read one kv head. Row r is query head
-// h0 + r / (i1 − i0) and query i0 + r % (i1 − i0).
+// Queries [i0, i1) of query heads [h0, h1), which read one kv head, over key blocks [kb0, kb1).
+// Row r is query head h0 + r / (i1 − i0) and query i0 + r % (i1 − i0). Finishes the rows, or with
+// `partial` (split-KV) leaves each row's maximum, sum, exceptional flag and accumulator there.
 HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h1, int64_t i0,
-                            int64_t i1) {
+                            int64_t i1, int64_t kb0, int64_t kb1, float* partial) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const AttentionCall& call = *plan.call;
@@ -542,7 +568,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     oldest = plan.oldest_visible(*lo);
   }
 
-  for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
+  for (int64_t kb = kb0; kb < kb1; ++kb) {
     if (plan.causal && plan.block_min[kb] > last_position) continue;
     if (plan.masked && plan.block_max[kb] < oldest) continue;
     const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
@@ -601,7 +627,13 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   }
 
   for (int64_t r = 0; r < rows; ++r) {
-    if (sc.exceptional[r]) {
+    if (partial != nullptr) {
+      float* row = partial + r * (3 + sc.ldacc);
+      row[0] = sc.m[r];
+      row[1] = sc.l[r];
+      row[2] = sc.exceptional[r];
+      std::memcpy(row + 3, sc.acc + r * sc.ldacc, static_cast<size_t>(sc.ldacc) * sizeof(float));
+    } else if (sc.exceptional[r]) {
       exact_row(call, head(r), query(r));
     } else {
       FinishRow(plan, sc, sc.acc + r * sc.ldacc, sc.m[r], sc.l[r], head(r), query(r));
@@ -609,13 +641,63 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   }
 }
 
-// Work items [begin, end) (see Plan::item).
-void Attend(const Plan& plan, int64_t begin, int64_t end) {
+// Split-KV's second pass for row `index` % split_rows of work item `index` / split_rows: its splits
+// merged in their order, in fp64 (the maximum M of their maxima, sum Σ e^(m_s − M)·l_s,
+// accumulator Σ e^(m_s − M)·acc_s), then finished as a whole walk finishes it; a row exceptional
+// in any split takes the exact path.
+HWY_INLINE void MergeSplits(const Plan& plan, Scratch& sc, int64_t index, const float* partials) {
+  int64_t h0, h1, i0, i1;
+  const int64_t item = index / plan.split_rows, r = index % plan.split_rows;
+  plan.item(item, h0, h1, i0, i1);
+  const int64_t queries = i1 - i0, stride = 3 + sc.ldacc;
+  if (r >= (h1 - h0) * queries) return;  // the item has fewer rows
+  const int64_t h = h0 + r / queries, i = i0 + r % queries;
+  const float* first = partials + item * plan.splits * plan.partial_floats + r * stride;
+  const auto split_row = [&](int64_t s) { return first + s * plan.partial_floats; };
+  bool exceptional = false;
+  double top = -std::numeric_limits<double>::infinity();
+  for (int64_t s = 0; s < plan.splits; ++s) {
+    exceptional |= split_row(s)[2] != 0;
+    if (split_row(s)[1] > 0) top = std::max<double>(top, split_row(s)[0]);
+  }
+  if (exceptional) {
+    exact_row(*plan.call, h, i);
+    return;
+  }
+  sc.merged.assign(static_cast<size_t>(sc.ldacc), 0.0);
+  double total = 0;
+  for (int64_t s = 0; s < plan.splits; ++s) {
+    const float* row = split_row(s);
+    if (!(row[1] > 0)) continue;  // no key of this split seen
+    const double w = std::exp(row[0] - top);
+    total += w * row[1];
+    for (int64_t c = 0; c < sc.ldacc; ++c) sc.merged[c] += w * row[3 + c];
+  }
+  for (int64_t c = 0; c < sc.ldacc; ++c) sc.acc[c] = static_cast<float>(sc.merged[c]);
+  FinishRow(plan, sc, sc.acc, static_cast<float>(top), static_cast<float>(total), h, i);
+}
+
+// Work [begin, end) of one pass: work items (see Plan::item); for split-KV's first pass, (item,
+// split) pairs, item-major, each leaving its partial in `partials`; for its second, (item, row)
+// pairs whose splits it merges.
+void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* partials) {
   Scratch& scratch = Scratch::for_this_thread(plan);
   for (int64_t index = begin; index < end; ++index) {
+    if (pass == Pass::merge) {
+      MergeSplits(plan, scratch, index, partials);
+      continue;
+    }
+    const int64_t item = pass == Pass::split ? index / plan.splits : index;
     int64_t h0, h1, i0, i1;
-    plan.item(index, h0, h1, i0, i1);
-    AttendBlock(plan, scratch, h0, h1, i0, i1);
+    plan.item(item, h0, h1, i0, i1);
+    if (pass == Pass::whole) {
+      AttendBlock(plan, scratch, h0, h1, i0, i1, 0, plan.key_blocks, nullptr);
+    } else {
+      const int64_t split = index % plan.splits, per_split = kSplitKeys / kKeyBlock;
+      AttendBlock(plan, scratch, h0, h1, i0, i1, split * per_split,
+                  std::min(plan.key_blocks, (split + 1) * per_split),
+                  partials + index * plan.partial_floats);
+    }
   }
 }
 
@@ -632,16 +714,39 @@ using AttendFn = decltype(HWY_STATIC_DISPATCH(Attend));
 namespace {
 
 void run_attention(const AttentionCall& call, AttendFn* attend) {
+  using attention_detail::Pass;
   call.validate();
   const attention_detail::Plan plan(call);
   const int64_t items = plan.items();
+  if (items == 0) return;
   // Per score: the two products at roughly 40 flop/ns, plus the softmax.
   const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
   const int64_t rows = plan.heads_per_item * std::min(plan.tq, plan.queries_per_item);
-  const double per_item = per_score * static_cast<double>(rows * plan.tk);
-  const int parts = plan_parts(call.threads, items, per_item);
-  if (items == 0) return;
-  parallel_for(items, parts, [&](Range r) { attend(plan, r.begin, r.end); });
+  if (!plan.split()) {
+    const double per_item = per_score * static_cast<double>(rows * plan.tk);
+    const int parts = plan_parts(call.threads, items, per_item);
+    parallel_for(items, parts,
+                 [&](Range r) { attend(plan, Pass::whole, r.begin, r.end, nullptr); });
+    return;
+  }
+  // The partials live in the calling thread's buffer, which only grows: fresh pages would fault in
+  // on every call (about 12 µs per 4 KiB here).
+  thread_local hwy::AlignedFreeUniquePtr<float[]> buffer;
+  thread_local int64_t capacity = 0;
+  const int64_t floats = items * plan.splits * plan.partial_floats;
+  if (capacity < floats) {
+    buffer = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
+    capacity = floats;
+  }
+  float* partials = buffer.get();
+  const int64_t work = items * plan.splits;
+  const double per_split = per_score * static_cast<double>(rows * attention_detail::kSplitKeys);
+  const int parts = plan_parts(call.threads, work, per_split);
+  parallel_for(work, parts, [&](Range r) { attend(plan, Pass::split, r.begin, r.end, partials); });
+  // The merge, over (item, row) pairs, on as many parts.
+  const int64_t merges = items * plan.split_rows;
+  parallel_for(merges, static_cast<int>(std::min<int64_t>(parts, merges)),
+               [&](Range r) { attend(plan, Pass::merge, r.begin, r.end, partials); });
 }
 
 }  // namespace

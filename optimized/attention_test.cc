@@ -772,6 +772,58 @@ TEST(OptimizedAttention, LseWorstErrorOverRandomProblems) {
                 worst[i].worst, kProblems, worst[i].where.c_str());
 }
 
+// ---- split-KV decode: tq ≤ 4 against tk ≥ 512 keys splits the keys into blocks of 256 ----
+
+// Around the split's edges (511 keys: no split; 512, 513, 4100), every mask, window, softcap,
+// bias, layout and dtype, grouped-query heads; rows exceptional in one split only (a NaN score,
+// a +∞ score, an f32 overflow) and splits no key of a row reaches (a window).
+TEST(OptimizedAttention, SplitKvDecodeEveryTargetMatches) {
+  uint64_t seed = 600;
+  for (int64_t tq : {1, 4}) {
+    for (int64_t tk : {511, 512, 513, 4100}) {
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{tq,
+              tk,
+              8,
+              2,
+              24,
+              9,
+              seed % 2 ? Mask::causal : Mask::none,
+              seed % 3 == 0,
+              seed % 4 == 1,
+              static_cast<Layout>(seed % 3),
+              dtype};
+      s.lse = seed % 2 == 0;
+      s.window = seed % 5 == 0 ? 300 : -1;
+      s.softcap = seed % 7 == 0 ? 20 : 0;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+  Shape s{2, 1300, 4, 2, 8, 8, Mask::causal, true};
+  s.lse = true;
+  expect_every_target_matches(
+      problem(s, 11, [](AttentionCall& c) { set(*c.bias, c.bias->offset(1, 0, 700), kNaN); }));
+  expect_every_target_matches(
+      problem(s, 12, [](AttentionCall& c) { set(*c.bias, c.bias->offset(2, 1, 900), kInf); }));
+  expect_every_target_matches(problem(s, 16, [](AttentionCall& c) {
+    set(c.q, c.q.offset(1, 3, 0), 1e30f);
+    set(c.k, c.k.offset(1000, 1, 0), 1e20f);  // 1e50 overflows f32 but not fp64
+  }));
+  s.window = 100;
+  expect_every_target_matches(problem(s, 17));
+}
+
+// Decode against long caches: the same bits for every thread count, each really run threaded
+// (8 kv heads × 16 splits of work).
+TEST(OptimizedAttention, SplitKvDecodeBitwiseIdenticalForEveryThreadCount) {
+  Shape s{1, 4096, 32, 8, 64, 64, Mask::causal};
+  s.lse = true;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 25));
+  Shape mqa{3, 2600, 8, 1, 32, 16, Mask::causal, true};  // one kv head: only the splits spread
+  mqa.lse = true;
+  expect_bitwise_for_thread_counts(attention().front(), problem(mqa, 26), {1, 2, 3});
+}
+
 TEST(OptimizedAttention, LseBitwiseIdenticalForEveryThreadCount) {
   Shape s{200, 300, 4, 2, 32, 32, Mask::causal, true};
   s.lse = true;
