@@ -86,6 +86,9 @@ struct Plan {
   // Split-KV: splits of kSplitKeys keys (1: none), and each partial's floats: per row its maximum,
   // sum, exceptional flag and ldacc accumulator columns.
   int64_t splits = 1, split_rows = 0, ldacc = 0, partial_floats = 0;
+  // The splits [first_split, first_split + seen_splits) hold every key the mask and window let
+  // some query see: the others are never walked.
+  int64_t first_split = 0, seen_splits = 0;
   float scale = 0;
   bool softcapped = false;  // logits softcap·tanh(scale·qk / softcap)
   float softcap = 0, scale_over_cap = 0;
@@ -108,11 +111,12 @@ struct Plan {
     queries_per_item = kQueryRows / heads_per_item;
     query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
-    if (tq <= kSplitQueries && tk >= 2 * kSplitKeys) {
+    if (tq >= 1 && tq <= kSplitQueries && tk >= 2 * kSplitKeys) {
       splits = (tk + kSplitKeys - 1) / kSplitKeys;
       split_rows = heads_per_item * std::min(tq, queries_per_item);
       ldacc = round_up(dv, kMaxLanes);
       partial_floats = split_rows * (3 + ldacc);
+      seen_splits = splits;
     }
     scale = static_cast<float>(c.resolved_scale());
     softcapped = c.softcap > 0;
@@ -142,6 +146,18 @@ struct Plan {
         block_min[b] = std::min(block_min[b], p);
         block_max[b] = std::max(block_max[b], p);
       }
+    }
+    if (splits > 1) {
+      const auto [lo, hi] = std::minmax_element(q_pos.begin(), q_pos.end());
+      const int64_t newest = *hi, oldest = oldest_visible(*lo);
+      int64_t first = splits, last = 0;
+      for (int64_t b = 0; b < key_blocks; ++b) {
+        if ((causal && block_min[b] > newest) || block_max[b] < oldest) continue;
+        first = std::min(first, b * kKeyBlock / kSplitKeys);
+        last = std::max(last, b * kKeyBlock / kSplitKeys + 1);
+      }
+      first_split = first < last ? first : 0;
+      seen_splits = std::max<int64_t>(last - first, 0);
     }
   }
 
@@ -652,11 +668,11 @@ HWY_INLINE void MergeSplits(const Plan& plan, Scratch& sc, int64_t index, const 
   const int64_t queries = i1 - i0, stride = 3 + sc.ldacc;
   if (r >= (h1 - h0) * queries) return;  // the item has fewer rows
   const int64_t h = h0 + r / queries, i = i0 + r % queries;
-  const float* first = partials + item * plan.splits * plan.partial_floats + r * stride;
+  const float* first = partials + item * plan.seen_splits * plan.partial_floats + r * stride;
   const auto split_row = [&](int64_t s) { return first + s * plan.partial_floats; };
   bool exceptional = false;
   double top = -std::numeric_limits<double>::infinity();
-  for (int64_t s = 0; s < plan.splits; ++s) {
+  for (int64_t s = 0; s < plan.seen_splits; ++s) {
     exceptional |= split_row(s)[2] != 0;
     if (split_row(s)[1] > 0) top = std::max<double>(top, split_row(s)[0]);
   }
@@ -666,7 +682,7 @@ HWY_INLINE void MergeSplits(const Plan& plan, Scratch& sc, int64_t index, const 
   }
   sc.merged.assign(static_cast<size_t>(sc.ldacc), 0.0);
   double total = 0;
-  for (int64_t s = 0; s < plan.splits; ++s) {
+  for (int64_t s = 0; s < plan.seen_splits; ++s) {
     const float* row = split_row(s);
     if (!(row[1] > 0)) continue;  // no key of this split seen
     const double w = std::exp(row[0] - top);
@@ -687,13 +703,14 @@ void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* part
       MergeSplits(plan, scratch, index, partials);
       continue;
     }
-    const int64_t item = pass == Pass::split ? index / plan.splits : index;
+    const int64_t item = pass == Pass::split ? index / plan.seen_splits : index;
     int64_t h0, h1, i0, i1;
     plan.item(item, h0, h1, i0, i1);
     if (pass == Pass::whole) {
       AttendBlock(plan, scratch, h0, h1, i0, i1, 0, plan.key_blocks, nullptr);
     } else {
-      const int64_t split = index % plan.splits, per_split = kSplitKeys / kKeyBlock;
+      const int64_t split = plan.first_split + index % plan.seen_splits;
+      const int64_t per_split = kSplitKeys / kKeyBlock;
       AttendBlock(plan, scratch, h0, h1, i0, i1, split * per_split,
                   std::min(plan.key_blocks, (split + 1) * per_split),
                   partials + index * plan.partial_floats);
@@ -733,13 +750,13 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
   // on every call (about 12 µs per 4 KiB here).
   thread_local hwy::AlignedFreeUniquePtr<float[]> buffer;
   thread_local int64_t capacity = 0;
-  const int64_t floats = items * plan.splits * plan.partial_floats;
+  const int64_t floats = items * plan.seen_splits * plan.partial_floats;
   if (capacity < floats) {
     buffer = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
     capacity = floats;
   }
   float* partials = buffer.get();
-  const int64_t work = items * plan.splits;
+  const int64_t work = items * plan.seen_splits;
   const double per_split = per_score * static_cast<double>(rows * attention_detail::kSplitKeys);
   const int parts = plan_parts(call.threads, work, per_split);
   parallel_for(work, parts, [&](Range r) { attend(plan, Pass::split, r.begin, r.end, partials); });
