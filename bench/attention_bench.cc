@@ -161,6 +161,18 @@ struct Variant {
   }
 };
 
+// q [tq, hq, dim] against k and v [tk, hkv, dim] of `dtype`, with the variant's fields.
+AttentionCall attention_call(Buffers& b, DType dtype, int64_t tq, int64_t tk, int64_t hq,
+                             int64_t hkv, int64_t dim, const Variant& variant) {
+  AttentionCall call;
+  call.q = b.values(dtype, {tq, hq, dim});
+  call.k = b.values(dtype, {tk, hkv, dim});
+  call.v = b.values(dtype, {tk, hkv, dim});
+  call.out = dtype == DType::f32 ? b.zeros({tq, hq, dim}) : b.values(dtype, {tq, hq, dim});
+  variant.apply(call, b);
+  return call;
+}
+
 Case<AttentionCall> attention_case(const Shape& s, DType dtype, Variant variant = {}) {
   const double elements = static_cast<double>(s.tokens * s.heads * s.dim);
   const std::string suffix = dtype == DType::f32 ? "" : std::string(",") + dtype_name(dtype);
@@ -172,14 +184,7 @@ Case<AttentionCall> attention_case(const Shape& s, DType dtype, Variant variant 
       .reference = s.flops() <= 6e8,  // only t=512, h=8, d=64: ~2 s per call in fp64
       .build =
           [s, dtype, variant](Buffers& b) {
-            AttentionCall call;
-            call.q = b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.k = b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.v = b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.out = dtype == DType::f32 ? b.zeros({s.tokens, s.heads, s.dim})
-                                           : b.values(dtype, {s.tokens, s.heads, s.dim});
-            variant.apply(call, b);
-            return call;
+            return attention_call(b, dtype, s.tokens, s.tokens, s.heads, s.heads, s.dim, variant);
           },
       .baseline_flops = [s](int threads) { return gemm_rate(s, threads); },
   };
@@ -207,14 +212,7 @@ Case<AttentionCall> decode_case(const DecodeShape& s, DType dtype, Variant varia
       .reference = s.tk <= 4096,
       .build =
           [s, dtype, variant](Buffers& b) {
-            AttentionCall call;
-            call.q = b.values(dtype, {s.tq, s.hq, s.dim});
-            call.k = b.values(dtype, {s.tk, s.hkv, s.dim});
-            call.v = b.values(dtype, {s.tk, s.hkv, s.dim});
-            call.out = dtype == DType::f32 ? b.zeros({s.tq, s.hq, s.dim})
-                                           : b.values(dtype, {s.tq, s.hq, s.dim});
-            variant.apply(call, b);
-            return call;
+            return attention_call(b, dtype, s.tq, s.tk, s.hq, s.hkv, s.dim, variant);
           },
   };
 }

@@ -15,6 +15,9 @@
 // buffer; a second pass merges each row's splits in their order, in fp64, and finishes the row as
 // the whole walk does (FinishRow). Which thread ran a split changes nothing.
 //
+// Over 600 lines: the plan, the scratch, the fast path, the exact path and split-KV's passes are
+// one kernel, each reading the others' state.
+//
 // The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
 // visible values are finite. Masked keys (causal, sliding window: AttentionCall::visible)
 // contribute nothing: their scores become −∞ and their p exactly 0, key blocks that no row of a

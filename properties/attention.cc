@@ -1,4 +1,6 @@
 // attention: outputs, tolerance model, problems and properties, with a second oracle in Eigen.
+// Over 600 lines: the generator, the builder and the properties share AttentionSpec; the variants'
+// properties are in attention_variants.cc.
 #include "properties/attention.h"
 
 #include <fmt/format.h>
