@@ -53,6 +53,12 @@ void AttentionCall::validate() const {
     check_dim(*bias, "bias", 1, tq);
     check_dim(*bias, "bias", 2, tk);
   }
+  if (lse) {
+    check_view(*lse, "lse", 2, {DType::f32});
+    check_dim(*lse, "lse", 0, tq);
+    check_dim(*lse, "lse", 1, hq);
+    check_no_overlap(*lse, "lse", out, "out");  // outputs apart: view_table() checks the rest
+  }
   check_view_overlaps(*this);
 }
 
@@ -64,6 +70,7 @@ uint64_t AttentionCall::required_variants() const {
   if (q_positions) bits |= variant::attention_positions;
   if (windowed()) bits |= variant::attention_window;
   if (softcap > 0) bits |= variant::attention_softcap;
+  if (lse) bits |= variant::attention_lse;
   return bits;
 }
 

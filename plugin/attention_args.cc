@@ -10,7 +10,8 @@ static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
               POSENC_VARIANT_ATTENTION_GQA == variant::attention_gqa &&
               POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions &&
               POSENC_VARIANT_ATTENTION_WINDOW == variant::attention_window &&
-              POSENC_VARIANT_ATTENTION_SOFTCAP == variant::attention_softcap);
+              POSENC_VARIANT_ATTENTION_SOFTCAP == variant::attention_softcap &&
+              POSENC_VARIANT_ATTENTION_LSE == variant::attention_lse);
 static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
               POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
 
@@ -26,7 +27,8 @@ posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
           .scale = c.scale,
           .window_left = c.window_left,
           .softcap = c.softcap,
-          .threads = c.threads};
+          .threads = c.threads,
+          .lse = t(c.lse)};
 }
 
 }  // namespace posenc::plugin

@@ -114,6 +114,8 @@ TEST(Load, ReadsVersion3Conventions) {
 }
 
 TEST(Load, ReadsAVersion2TableWithItsOldMeaning) {
+  // Version 2 has no conventions; its attention kernel cannot have meant the variants version 3
+  // added (it never reads their argument fields), so it is not given them.
   const Plugin plugin = load(library("posenc_test_envelope_v2"), {.timeout = 2s});
   const auto& kernels = plugin.kernels<SinusoidalCall>();
   ASSERT_EQ(kernels.size(), 2u);
@@ -125,6 +127,12 @@ TEST(Load, ReadsAVersion2TableWithItsOldMeaning) {
             variant::all_conventions);
   EXPECT_EQ(run_one(kernels[0]), 1.0f);
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
+  const auto& attention = plugin.kernels<AttentionCall>();
+  ASSERT_EQ(attention.size(), 1u);
+  EXPECT_EQ(attention[0].variants & variant::attention_lse, 0u);
+  EXPECT_NE(attention[0].variants & variant::attention_softcap, 0u);
+  const Plugin current = load(library("posenc_test_envelope"), {.timeout = 2s});
+  EXPECT_NE(current.kernels<AttentionCall>()[0].variants & variant::attention_lse, 0u);
 }
 
 TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {

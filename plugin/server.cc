@@ -66,8 +66,19 @@ struct posenc_kernel_v2 {
   int64_t max_position;
 };
 
+// The variant bits of `family` that a kernel built against `version` cannot know: a later
+// version's, whose argument fields it does not read.
+uint64_t later_variants(uint32_t version, uint32_t family) {
+  if (family != POSENC_FAMILY_ATTENTION) return 0;
+  uint64_t bits = 0;
+  if (version < 2) bits |= POSENC_VARIANT_ATTENTION_WINDOW | POSENC_VARIANT_ATTENTION_SOFTCAP;
+  if (version < 3) bits |= POSENC_VARIANT_ATTENTION_LSE;
+  return bits;
+}
+
 // Entry i of `table`, as version 3 reads it (a version-1 entry gets zero envelope fields and a
-// version-2 one no conventions, which mean what those versions meant).
+// version-2 one no conventions, which mean what those versions meant), without the variant bits
+// of later versions.
 posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
   if (table.abi_version == POSENC_PLUGIN_ABI_VERSION) return table.kernels[i];
   const posenc_kernel_v1& old = table.abi_version == 2
@@ -80,6 +91,7 @@ posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
     const auto& v2 = reinterpret_cast<const posenc_kernel_v2*>(table.kernels)[i];
     k.bound_bf16 = v2.bound_bf16, k.bound_f16 = v2.bound_f16, k.max_position = v2.max_position;
   }
+  k.variants &= ~later_variants(table.abi_version, k.family);
   return k;
 }
 
@@ -115,8 +127,7 @@ const posenc_plugin& open_table(const std::string& path) {
                     "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
   const posenc_plugin* table = table_fn();
   if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
-  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 1 &&
-      table->abi_version != 2)
+  if (table->abi_version < 1 || table->abi_version > POSENC_PLUGIN_ABI_VERSION)
     throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
                     std::to_string(table->abi_version) + ", this posenc speaks version " +
                     std::to_string(POSENC_PLUGIN_ABI_VERSION) +

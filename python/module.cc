@@ -629,6 +629,7 @@ py::dict variant_bits() {
   v["attention_positions"] = variant::attention_positions;
   v["attention_window"] = variant::attention_window;
   v["attention_softcap"] = variant::attention_softcap;
+  v["attention_lse"] = variant::attention_lse;
   v["sinusoidal_add"] = variant::sinusoidal_add;
   v["sinusoidal_positions"] = variant::sinusoidal_positions;
   v["rope_half_split"] = variant::rope_half_split;

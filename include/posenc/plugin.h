@@ -45,11 +45,12 @@ extern "C" {
 #endif
 
 /* Bumped on any change to a struct or a meaning below. posenc loads its own version and versions
- * 1 and 2 (see posenc_kernel's version-2 and -3 fields; version 1 kernels never see attention's
- * version-2 variants, which they cannot declare); any other gets a "rebuild against this posenc"
- * error.
+ * 1 and 2 (see posenc_kernel's version-2 and -3 fields; a kernel never sees the variants of a
+ * later version, which it cannot declare: posenc clears those bits of an older table's entries);
+ * any other gets a "rebuild against this posenc" error.
  * 2: per-dtype bounds and max_position; attention's window_left and softcap.
- * 3: declared conventions (posenc_kernel.conventions). */
+ * 3: declared conventions (posenc_kernel.conventions); attention's lse output (appended to
+ *    posenc_attention_args). */
 #define POSENC_PLUGIN_ABI_VERSION 3u
 
 /* The one symbol posenc looks up in the library. */
@@ -85,6 +86,7 @@ enum {
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
 #define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
 #define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
+#define POSENC_VARIANT_ATTENTION_LSE ((uint64_t)1 << 14)     /* lse given (version 3) */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -184,6 +186,10 @@ typedef struct posenc_attention_args {
   int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
   double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
   int32_t threads;
+  /* Version 3. Optional out, f32 [tq, hq]: the NATURAL log of each row's softmax denominator,
+   * sum_j exp(score_j) over the keys it sees (FlashAttention's softmax_lse; FlashInfer's is log2);
+   * -inf for a row that sees no key. */
+  const DLTensor* lse;
 } posenc_attention_args;
 
 typedef struct posenc_absolute_args {
