@@ -4,10 +4,13 @@
 // products (S = QKᵀ, O = SV per head) as the attention/eigen_gemm row; kernels of every dtype
 // report gemm_pct against it. Beside them, in f32, the variants: the causal mask, causal with a
 // sliding window of 256 positions (window_left = 255, as Mistral and Gemma 2 local layers), and
-// Gemma 2's softcap of 50, Llama 4's chunked local attention (causal in chunks of 256 positions),
-// GPT-OSS's sinks and fused ALiBi slopes (",causal", ",causal,window_left=255", ",softcap=50",
-// ",causal,chunk_size=256", ",sinks", ",alibi" in the label); the masked rows' flops count only
-// the visible scores.
+// Gemma 2's softcap of 50, the log-sum-exp output, Llama 4's chunked local attention (causal in
+// chunks of 256 positions), GPT-OSS's sinks and fused ALiBi slopes (",causal",
+// ",causal,window_left=255", ",softcap=50", ",lse", ",causal,chunk_size=256", ",sinks", ",alibi" in
+// the label); the masked rows' flops count only the visible scores.
+// Decode rows ("q=1,tk=…"): one query per head against a long KV cache (4096 and 32768 keys),
+// 32 query heads of 128 on 8 kv heads (Llama 3 8B's grouping) and 8 heads of 64, causal (the
+// query is the last position, so it sees every key), in f32, bf16, and with each variant.
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -135,6 +138,7 @@ struct Variant {
   Mask mask = Mask::none;
   int64_t window_left = -1;
   int softcap = 0;
+  bool lse = false;
   int64_t chunk_size = 0;  // with causal
   bool sinks = false, alibi = false;
 
@@ -142,10 +146,28 @@ struct Variant {
     std::string str = mask == Mask::causal ? ",causal" : "";
     if (window_left >= 0) str += ",window_left=" + std::to_string(window_left);
     if (softcap > 0) str += ",softcap=" + std::to_string(softcap);
+    if (lse) str += ",lse";
     if (chunk_size > 0) str += ",chunk_size=" + std::to_string(chunk_size);
     if (sinks) str += ",sinks";
     if (alibi) str += ",alibi";
     return str;
+  }
+  void apply(AttentionCall& call, Buffers& b) const {
+    call.mask = mask;
+    call.window_left = window_left;
+    call.softcap = softcap;
+    if (lse) call.lse = b.zeros({call.q.shape[0], call.q.shape[1]});
+    call.chunk_size = chunk_size;
+    const int64_t heads = call.q.shape[1];
+    if (sinks) {  // GPT-OSS's sinks are of the scores' order
+      call.sinks = b.zeros({heads});
+      for (int64_t h = 0; h < heads; ++h) call.sinks->as<float>()[h] = 0.25f * h - 1;
+    }
+    if (alibi) {  // Press's slopes
+      call.alibi_slopes = b.zeros({heads});
+      for (int64_t h = 0; h < heads; ++h)
+        call.alibi_slopes->as<float>()[h] = std::exp2(-8.0f * (h + 1) / heads);
+    }
   }
   // The share of the t × t scores the mask leaves visible (query i sees keys max(0, i − w) … i,
   // or its chunk's keys up to i).
@@ -161,6 +183,18 @@ struct Variant {
   }
 };
 
+// q [tq, hq, dim] against k and v [tk, hkv, dim] of `dtype`, with the variant's fields.
+AttentionCall attention_call(Buffers& b, DType dtype, int64_t tq, int64_t tk, int64_t hq,
+                             int64_t hkv, int64_t dim, const Variant& variant) {
+  AttentionCall call;
+  call.q = b.values(dtype, {tq, hq, dim});
+  call.k = b.values(dtype, {tk, hkv, dim});
+  call.v = b.values(dtype, {tk, hkv, dim});
+  call.out = dtype == DType::f32 ? b.zeros({tq, hq, dim}) : b.values(dtype, {tq, hq, dim});
+  variant.apply(call, b);
+  return call;
+}
+
 Case<AttentionCall> attention_case(const Shape& s, DType dtype, Variant variant = {}) {
   const double elements = static_cast<double>(s.tokens * s.heads * s.dim);
   const std::string suffix = dtype == DType::f32 ? "" : std::string(",") + dtype_name(dtype);
@@ -172,28 +206,36 @@ Case<AttentionCall> attention_case(const Shape& s, DType dtype, Variant variant 
       .reference = s.flops() <= 6e8,  // only t=512, h=8, d=64: ~2 s per call in fp64
       .build =
           [s, dtype, variant](Buffers& b) {
-            AttentionCall call;
-            call.q = b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.k = b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.v = b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.out = dtype == DType::f32 ? b.zeros({s.tokens, s.heads, s.dim})
-                                           : b.values(dtype, {s.tokens, s.heads, s.dim});
-            call.mask = variant.mask;
-            call.window_left = variant.window_left;
-            call.softcap = variant.softcap;
-            call.chunk_size = variant.chunk_size;
-            if (variant.sinks) {  // GPT-OSS's sinks are of the scores' order
-              call.sinks = b.zeros({s.heads});
-              for (int64_t h = 0; h < s.heads; ++h) call.sinks->as<float>()[h] = 0.25f * h - 1;
-            }
-            if (variant.alibi) {  // Press's slopes
-              call.alibi_slopes = b.zeros({s.heads});
-              for (int64_t h = 0; h < s.heads; ++h)
-                call.alibi_slopes->as<float>()[h] = std::exp2(-8.0f * (h + 1) / s.heads);
-            }
-            return call;
+            return attention_call(b, dtype, s.tokens, s.tokens, s.heads, s.heads, s.dim, variant);
           },
       .baseline_flops = [s](int threads) { return gemm_rate(s, threads); },
+  };
+}
+
+// One decode step: tq queries per head against tk cached keys and values.
+struct DecodeShape {
+  int64_t tq, tk, hq, hkv, dim;
+  std::string label() const {
+    return "q=" + std::to_string(tq) + ",tk=" + std::to_string(tk) + ",h=" + std::to_string(hq) +
+           "/" + std::to_string(hkv) + ",d=" + std::to_string(dim);
+  }
+};
+
+Case<AttentionCall> decode_case(const DecodeShape& s, DType dtype, Variant variant) {
+  const std::string suffix = dtype == DType::f32 ? "" : std::string(",") + dtype_name(dtype);
+  // Keys a windowed query sees: the last window_left + 1.
+  const int64_t seen = variant.window_left < 0 ? s.tk : std::min(s.tk, variant.window_left + 1);
+  const double kv = static_cast<double>(2 * seen * s.hkv * s.dim);
+  const double qo = static_cast<double>(2 * s.tq * s.hq * s.dim);
+  return {
+      .label = s.label() + suffix + variant.label(),
+      .bytes = static_cast<double>(dtype_size(dtype)) * (kv + qo),  // the keys and values it reads
+      .flops = 4.0 * static_cast<double>(s.tq * seen * s.hq * s.dim),
+      .reference = s.tk <= 4096,
+      .build =
+          [s, dtype, variant](Buffers& b) {
+            return attention_call(b, dtype, s.tq, s.tk, s.hq, s.hkv, s.dim, variant);
+          },
   };
 }
 
@@ -217,6 +259,21 @@ void register_attention() {
     register_case(attention_case(s, DType::f32, {.mask = Mask::causal, .chunk_size = 256}));
     register_case(attention_case(s, DType::f32, {.sinks = true}));
     register_case(attention_case(s, DType::f32, {.alibi = true}));
+    register_case(attention_case(s, DType::f32, {.lse = true}));
+  }
+  std::vector<DecodeShape> decodes;
+  if (smoke()) {
+    decodes = {{1, 600, 4, 2, 32}};
+  } else {
+    decodes = {
+        {1, 4096, 8, 8, 64}, {1, 4096, 32, 8, 128}, {1, 32768, 8, 8, 64}, {1, 32768, 32, 8, 128}};
+  }
+  for (const DecodeShape& s : decodes) {
+    register_case(decode_case(s, DType::f32, {Mask::causal}));
+    register_case(decode_case(s, DType::bf16, {Mask::causal}));
+    register_case(decode_case(s, DType::f32, {Mask::causal, 255}));
+    register_case(decode_case(s, DType::f32, {.mask = Mask::causal, .softcap = 50}));
+    register_case(decode_case(s, DType::f32, {.mask = Mask::causal, .lse = true}));
   }
 }
 

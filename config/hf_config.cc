@@ -226,6 +226,7 @@ LayerRope parse_dict(const Context& c, const Object& dict, std::string layer_typ
 
   // The scaling.
   const auto max_position = c.text.integer("max_position_embeddings");
+  r.max_position_embeddings = max_position.value_or(0);
   auto need_max_position = [&](const std::string& why) {
     if (!max_position)
       fail(c.text.path("max_position_embeddings"), json("(absent)"), "is needed: " + why);

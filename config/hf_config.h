@@ -24,6 +24,7 @@
 //   const config::LayerRope& rope = model.layer(5);  // std::nullopt when every layer shares one
 //   RopeCall call = rope.rope_call();                // then set q, q_out, k, positions
 //   auto f = reference::frequencies(rope.rotary_dim, rope.base, rope.scaling);
+// `posenc validate --config` pins the properties to these parameters (PinnedRope, properties/).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,10 @@ struct LayerRope {
   RopeLayout layout = RopeLayout::half_split;  // from the model's code (model_type), see .cc
   double base = 10000;
   RopeScaling scaling;
+  int64_t max_position_embeddings = 0;  // the config's; 0 when absent
   // M-RoPE: the rotary_dim/2 frequencies split between the (temporal, height, width) position
-  // axes, in contiguous sections or cycled (interleaved, Qwen3-VL). Parsed and reported; posenc
-  // has no M-RoPE kernel yet, so the parameters above are its 1D rope (equal axes).
+  // axes, in contiguous sections or cycled (interleaved, Qwen3-VL): MropeCall's mrope_section and
+  // convention (posenc/mrope.h); the parameters above are also its 1D rope (equal axes).
   std::vector<int64_t> mrope_section;
   bool mrope_interleaved = false;
   std::vector<std::string> notes;  // facts a kernel needs that live outside the rope call

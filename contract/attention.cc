@@ -75,6 +75,12 @@ void AttentionCall::validate() const {
     POSENC_REQUIRE(q_positions || tk <= kMaxPosition + 1, "k.shape[0]", tk,
                    "must be <= 2^24 + 1 with alibi_slopes and implicit positions");
   }
+  if (lse) {
+    check_view(*lse, "lse", 2, {DType::f32});
+    check_dim(*lse, "lse", 0, tq);
+    check_dim(*lse, "lse", 1, hq);
+    check_no_overlap(*lse, "lse", out, "out");  // outputs apart: view_table() checks the rest
+  }
   check_view_overlaps(*this);
 }
 
@@ -92,6 +98,7 @@ uint64_t AttentionCall::required_variants() const {
   // Always f32, they add no dtype bit; a strided one needs the strided bit.
   for (const auto* t : {&sinks, &alibi_slopes})
     if (*t && !(*t)->contiguous()) bits |= variant::strided;
+  if (lse) bits |= variant::attention_lse;
   return bits;
 }
 

@@ -30,20 +30,7 @@ const char* dtype_name(DType dtype) {
   return "?";
 }
 
-size_t dtype_size(DType dtype) {
-  // A table, not a switch: validation asks for every view, and the jump mispredicts.
-  static constexpr size_t kSize[] = {4, 8, 2, 2, 4, 8};  // f32, f64, bf16, f16, i32, i64
-  const auto index = static_cast<size_t>(dtype);
-  return index < std::size(kSize) ? kSize[index] : 0;
-}
-
 bool is_float(DType dtype) { return dtype != DType::i32 && dtype != DType::i64; }
-
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d) n *= shape[d];
-  return n;
-}
 
 bool Tensor::contiguous() const {
   int64_t expected = 1;
@@ -290,6 +277,11 @@ void check_no_self_overlap(const Tensor& out, std::string_view name) {
                    "makes two output elements share memory");
     extent = out.strides[d] * (out.shape[d] - 1) + extent;
   }
+}
+
+ByteRange byte_range(const Tensor& t) {
+  const auto lo = reinterpret_cast<uintptr_t>(t.data);
+  return {lo, lo + static_cast<uintptr_t>(span_bytes(t))};
 }
 
 bool same_view(const Tensor& a, const Tensor& b) {

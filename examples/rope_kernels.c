@@ -42,6 +42,12 @@ static int check_scaling(posenc_error* e, const posenc_rope_scaling* s, double b
     return posenc_reject(e, "scaling.attention_factor", s->attention_factor,
                          "must be finite and > 0, or NaN (derived)");
   if (s->kind == POSENC_SCALING_NONE) return POSENC_OK;
+#ifdef FIXED_FREQUENCIES
+  /* It accepts every kind (and then ignores it): only a nonsensical factor is refused. */
+  if (s->kind != POSENC_SCALING_NTK && !(isfinite(s->factor) && s->factor > 0))
+    return posenc_reject(e, "scaling.factor", s->factor, "must be finite and > 0");
+  return POSENC_OK;
+#endif
   if (s->kind != POSENC_SCALING_LINEAR)
     return posenc_reject(e, "scaling.kind", s->kind, "this kernel implements none and linear");
   if (!(isfinite(s->factor) && s->factor > 0))
@@ -137,7 +143,12 @@ static int rope(const posenc_rope_args* a, posenc_error* e) {
     snprintf(e->message, sizeof e->message, "out of memory");
     return POSENC_FAILED;
   }
+#ifdef FIXED_FREQUENCIES
+  (void)linear;
+  FIXED_FREQUENCIES(omega, a->rotary_dim); /* one model's, whatever base and scaling say */
+#else
   frequencies(omega, a->rotary_dim, a->base, linear);
+#endif
   for (t = 0; t < a->q->shape[0]; ++t) {
     const angle_t p = (angle_t)load_index(a->positions, t);
     for (i = 0; i < half; ++i) {
@@ -212,6 +223,11 @@ static int sinusoidal(const posenc_sinusoidal_args* a, posenc_error* e) {
 
 /* ---- the table ---- */
 
+#ifndef ROPE_SCALINGS
+#define ROPE_SCALINGS \
+  (POSENC_VARIANT_SCALING(POSENC_SCALING_NONE) | POSENC_VARIANT_SCALING(POSENC_SCALING_LINEAR))
+#endif
+
 #define COMMON (POSENC_VARIANT_F32 | POSENC_VARIANT_STRIDED | POSENC_VARIANT_IN_PLACE)
 
 static const posenc_kernel kKernels[] = {
@@ -219,8 +235,7 @@ static const posenc_kernel kKernels[] = {
      .family = POSENC_FAMILY_ROPE,
      .variants = COMMON | POSENC_VARIANT_ROPE_HALF_SPLIT | POSENC_VARIANT_ROPE_INTERLEAVED |
                  POSENC_VARIANT_ROPE_PARTIAL | POSENC_VARIANT_ROPE_INVERSE |
-                 POSENC_VARIANT_ROPE_KEY | POSENC_VARIANT_SCALING(POSENC_SCALING_NONE) |
-                 POSENC_VARIANT_SCALING(POSENC_SCALING_LINEAR),
+                 POSENC_VARIANT_ROPE_KEY | ROPE_SCALINGS,
      .bound = 1,
      .run.rope = rope},
     {.name = KERNEL_NAME,

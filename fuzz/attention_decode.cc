@@ -45,6 +45,9 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
       in.fill(*c.alibi_slopes);
     }
     in.corrupt(named_views(c));
+    // lse from the second dtype choice (the bias reads its parity) and after every read, so that
+    // no input decodes differently for it.
+    if (in.second() >= 2) c.lse = arena.alloc(DType::f32, {tq, hq});
     return c;
   });
 }

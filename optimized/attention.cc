@@ -7,6 +7,17 @@
 // every row is computed the same way whichever thread runs it, so the output is bitwise identical
 // for every thread count.
 //
+// Split-KV decode: with a few queries (tq ≤ kSplitQueries) and a long KV cache (tk ≥
+// 2·kSplitKeys), a work item alone would be one thread's walk over every key, and a call with
+// fewer kv heads than threads would leave threads idle. Such a call splits its keys into blocks
+// of kSplitKeys, a size fixed whatever the thread count: each (work item, key split) computes its
+// rows' partial maximum, sum and accumulator, as the whole walk would over those keys, into a
+// buffer; a second pass merges each row's splits in their order, in fp64, and finishes the row as
+// the whole walk does (FinishRow). Which thread ran a split changes nothing.
+//
+// Over 600 lines: the plan, the scratch, the fast path, the exact path and split-KV's passes are
+// one kernel, each reading the others' state.
+//
 // The fast path handles rows whose visible scores are finite (or −∞ from the bias) and whose
 // visible values are finite. Masked keys (causal, sliding window, chunks: AttentionCall::visible)
 // contribute nothing: their scores become −∞ and their p exactly 0, key blocks that no row of a
@@ -64,10 +75,16 @@ namespace posenc::optimized::attention_detail {
 inline constexpr int64_t kQueryRows = 64;  // rows of a work item: (query head, query) pairs
 inline constexpr int64_t kKeyBlock = 128;  // keys per block; a multiple of every vector width
 inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
+// Split-KV decode (above): keys per split, and the most queries a split call has.
+inline constexpr int64_t kSplitKeys = 2 * kKeyBlock;
+inline constexpr int64_t kSplitQueries = 4;
 // Rows whose largest score exceeds this in magnitude take the exact path.
 inline constexpr float kLargestScore = 1 << 20;
 
 inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// The passes of a call: one walk over every key (whole), or split-KV's two (split, then merge).
+enum class Pass : uint8_t { whole, split, merge };
 
 // What every work item reads, prepared once per call.
 struct Plan {
@@ -76,6 +93,12 @@ struct Plan {
   // A work item: up to heads_per_item query heads of one group × up to queries_per_item queries.
   int64_t heads_per_item = 0, head_chunks = 0, queries_per_item = 0, query_blocks = 0;
   int64_t key_blocks = 0;
+  // Split-KV: splits of kSplitKeys keys (1: none), and each partial's floats: per row its maximum,
+  // sum, exceptional flag and ldacc accumulator columns.
+  int64_t splits = 1, split_rows = 0, ldacc = 0, partial_floats = 0;
+  // The splits [first_split, first_split + seen_splits) hold every key the mask and window let
+  // some query see: the others are never walked.
+  int64_t first_split = 0, seen_splits = 0;
   float scale = 0;
   bool softcapped = false;  // logits softcap·tanh(scale·qk / softcap)
   float softcap = 0, scale_over_cap = 0;
@@ -101,6 +124,13 @@ struct Plan {
     queries_per_item = kQueryRows / heads_per_item;
     query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
+    if (tq >= 1 && tq <= kSplitQueries && tk >= 2 * kSplitKeys) {
+      splits = (tk + kSplitKeys - 1) / kSplitKeys;
+      split_rows = heads_per_item * std::min(tq, queries_per_item);
+      ldacc = round_up(dv, kMaxLanes);
+      partial_floats = split_rows * (3 + ldacc);
+      seen_splits = splits;
+    }
     scale = static_cast<float>(c.resolved_scale());
     softcapped = c.softcap > 0;
     if (softcapped) {  // a cap beyond f32's range makes NaN scores: such rows take the exact path
@@ -135,9 +165,22 @@ struct Plan {
         block_max[b] = std::max(block_max[b], p);
       }
     }
+    if (splits > 1) {
+      const auto [lo, hi] = std::minmax_element(q_pos.begin(), q_pos.end());
+      const int64_t newest = newest_visible(*hi), oldest = oldest_visible(*lo);
+      int64_t first = splits, last = 0;
+      for (int64_t b = 0; b < key_blocks; ++b) {
+        if (block_min[b] > newest || block_max[b] < oldest) continue;
+        first = std::min(first, b * kKeyBlock / kSplitKeys);
+        last = std::max(last, b * kKeyBlock / kSplitKeys + 1);
+      }
+      first_split = first < last ? first : 0;
+      seen_splits = std::max<int64_t>(last - first, 0);
+    }
   }
 
   int64_t items() const { return hq / group * head_chunks * query_blocks; }
+  bool split() const { return splits > 1; }
 
   // The earliest key position the window and the chunk let a query at position qp see (−1: every
   // key); nondecreasing in qp.
@@ -176,6 +219,7 @@ struct Plan {
 // nonzero where the contract's exp(score − maximum) underflows to 0 and makes 0·∞ = NaN.) The
 // edge rules follow from the arithmetic: a NaN score makes the row NaN; a +∞ score makes the sum
 // NaN (exp(∞ − ∞)), and a row whose sum is not positive (no visible key, or that NaN) is zeros.
+// Its lse is NaN, +∞ (the maximum) and −∞ (ln 0) in those cases, else maximum + ln(sum).
 inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
   const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
   const int64_t tk = k.shape[0], d = q.shape[2], dv = v.shape[2];
@@ -194,6 +238,7 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
                          (call.bias ? load(*call.bias, call.bias->offset(h, i, j)) : 0.0);
     if (std::isnan(score)) {
       for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), std::nan(""));
+      if (call.lse) store(*call.lse, call.lse->offset(i, h), std::nan(""));
       return;
     }
     if (score == -inf) continue;
@@ -210,6 +255,7 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
     for (size_t n = 0; n < keys.size(); ++n) sum += weight[n] * load(v, v.offset(keys[n], kvh, c));
     store(out, out.offset(i, h, c), total > 0 ? sum / total : 0.0);
   }
+  if (call.lse) store(*call.lse, call.lse->offset(i, h), top == inf ? inf : top + std::log(total));
 }
 
 // Per-thread buffers, 64-byte aligned; rows padded to whole vectors. Each thread keeps its own
@@ -224,6 +270,7 @@ class Scratch {
   float m[kQueryRows], l[kQueryRows], alpha[kQueryRows];
   uint8_t exceptional[kQueryRows];
   std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
+  std::vector<double> merged;       // split-KV: a row's accumulator, merged over its splits
 
   static Scratch& for_this_thread(const Plan& p) {
     thread_local Scratch scratch;
@@ -582,14 +629,44 @@ HWY_INLINE bool Contributes(const Plan& plan, int64_t h, int64_t i, int64_t j) {
                             -std::numeric_limits<double>::infinity());
 }
 
-// Queries [i0, i1) of query heads [h0, h1), which read one kv head. Row r is query head
-// h0 + r / (i1 − i0) and query i0 + r % (i1 − i0).
-HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h1, int64_t i0,
-                            int64_t i1) {
+// Writes row (h, i) of out, and of lse if asked, from the row's accumulator acc (ldacc floats),
+// maximum m and sum l once every key has been seen, the sink folded in here, once: the row's
+// softmax denominator is then e^m·l. l ≥ 1 once any key (or a sink) counts (the maximum's own p is
+// 1); no visible key gives zeros, and lse −∞ without a sink.
+HWY_INLINE void FinishRow(const Plan& plan, Scratch& sc, const float* acc, float m, float l,
+                          int64_t h, int64_t i) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const AttentionCall& call = *plan.call;
-  const Tensor &q = call.q, &k = call.k, &v = call.v, &out = call.out;
+  float alpha = 1;
+  if (!plan.sinks.empty()) {
+    FoldSink(plan.sinks[h], m, l, alpha);
+    m = std::max(m, plan.sinks[h]);
+  }
+  float* o = sc.out_row;
+  const auto total = hn::Set(df, l), rescale = hn::Set(df, alpha);
+  for (int64_t c = 0; c < sc.ldacc; c += N) {
+    auto value = hn::Load(df, acc + c);
+    if (alpha != 1) value = hn::Mul(rescale, value);
+    hn::Store(l > 0 ? hn::Div(value, total) : hn::Zero(df), df, o + c);
+  }
+  FromF32(o, plan.dv, call.out, call.out.offset(i, h, 0), call.out.strides[2]);
+  if (call.lse) {  // ln(e^m·l) in fp64, rounded once
+    const double lse = l > 0 ? static_cast<double>(m) + std::log(static_cast<double>(l))
+                             : -std::numeric_limits<double>::infinity();
+    call.lse->as<float>()[call.lse->offset(i, h)] = static_cast<float>(lse);
+  }
+}
+
+// Queries [i0, i1) of query heads [h0, h1), which read one kv head, over key blocks [kb0, kb1).
+// Row r is query head h0 + r / (i1 − i0) and query i0 + r % (i1 − i0). Finishes the rows, or with
+// `partial` (split-KV) leaves each row's maximum, sum, exceptional flag and accumulator there.
+HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h1, int64_t i0,
+                            int64_t i1, int64_t kb0, int64_t kb1, float* partial) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const AttentionCall& call = *plan.call;
+  const Tensor &q = call.q, &k = call.k, &v = call.v;
   const int64_t kvh = h0 / plan.group, queries = i1 - i0, rows = (h1 - h0) * queries;
   const int64_t d = plan.d, dv = plan.dv;
   const auto head = [&](int64_t r) { return h0 + r / queries; };
@@ -611,7 +688,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     oldest = plan.oldest_visible(*lo);
   }
 
-  for (int64_t kb = 0; kb < plan.key_blocks; ++kb) {
+  for (int64_t kb = kb0; kb < kb1; ++kb) {
     if (plan.masked && (plan.block_min[kb] > newest || plan.block_max[kb] < oldest)) continue;
     const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
 
@@ -669,32 +746,78 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   }
 
   for (int64_t r = 0; r < rows; ++r) {
-    if (sc.exceptional[r]) {
+    if (partial != nullptr) {
+      float* row = partial + r * (3 + sc.ldacc);
+      row[0] = sc.m[r];
+      row[1] = sc.l[r];
+      row[2] = sc.exceptional[r];
+      std::memcpy(row + 3, sc.acc + r * sc.ldacc, static_cast<size_t>(sc.ldacc) * sizeof(float));
+    } else if (sc.exceptional[r]) {
       exact_row(call, head(r), query(r));
-      continue;
+    } else {
+      FinishRow(plan, sc, sc.acc + r * sc.ldacc, sc.m[r], sc.l[r], head(r), query(r));
     }
-    // l ≥ 1 once any key is visible (the maximum's own p is 1); no visible key gives zeros.
-    const float* acc = sc.acc + r * sc.ldacc;
-    float* o = sc.out_row;
-    float l = sc.l[r], alpha = 1;
-    if (!plan.sinks.empty()) FoldSink(plan.sinks[head(r)], sc.m[r], l, alpha);
-    const auto total = hn::Set(df, l), rescale = hn::Set(df, alpha);
-    for (int64_t c = 0; c < sc.ldacc; c += N) {
-      auto value = hn::Load(df, acc + c);
-      if (alpha != 1) value = hn::Mul(rescale, value);
-      hn::Store(l > 0 ? hn::Div(value, total) : hn::Zero(df), df, o + c);
-    }
-    FromF32(o, dv, out, out.offset(query(r), head(r), 0), out.strides[2]);
   }
 }
 
-// Work items [begin, end) (see Plan::item).
-void Attend(const Plan& plan, int64_t begin, int64_t end) {
+// Split-KV's second pass for row `index` % split_rows of work item `index` / split_rows: its splits
+// merged in their order, in fp64 (the maximum M of their maxima, sum Σ e^(m_s − M)·l_s,
+// accumulator Σ e^(m_s − M)·acc_s), then finished as a whole walk finishes it; a row exceptional
+// in any split takes the exact path.
+HWY_INLINE void MergeSplits(const Plan& plan, Scratch& sc, int64_t index, const float* partials) {
+  int64_t h0, h1, i0, i1;
+  const int64_t item = index / plan.split_rows, r = index % plan.split_rows;
+  plan.item(item, h0, h1, i0, i1);
+  const int64_t queries = i1 - i0, stride = 3 + sc.ldacc;
+  if (r >= (h1 - h0) * queries) return;  // the item has fewer rows
+  const int64_t h = h0 + r / queries, i = i0 + r % queries;
+  const float* first = partials + item * plan.seen_splits * plan.partial_floats + r * stride;
+  const auto split_row = [&](int64_t s) { return first + s * plan.partial_floats; };
+  bool exceptional = false;
+  double top = -std::numeric_limits<double>::infinity();
+  for (int64_t s = 0; s < plan.seen_splits; ++s) {
+    exceptional |= split_row(s)[2] != 0;
+    if (split_row(s)[1] > 0) top = std::max<double>(top, split_row(s)[0]);
+  }
+  if (exceptional) {
+    exact_row(*plan.call, h, i);
+    return;
+  }
+  sc.merged.assign(static_cast<size_t>(sc.ldacc), 0.0);
+  double total = 0;
+  for (int64_t s = 0; s < plan.seen_splits; ++s) {
+    const float* row = split_row(s);
+    if (!(row[1] > 0)) continue;  // no key of this split seen
+    const double w = std::exp(row[0] - top);
+    total += w * row[1];
+    for (int64_t c = 0; c < sc.ldacc; ++c) sc.merged[c] += w * row[3 + c];
+  }
+  for (int64_t c = 0; c < sc.ldacc; ++c) sc.acc[c] = static_cast<float>(sc.merged[c]);
+  FinishRow(plan, sc, sc.acc, static_cast<float>(top), static_cast<float>(total), h, i);
+}
+
+// Work [begin, end) of one pass: work items (see Plan::item); for split-KV's first pass, (item,
+// split) pairs, item-major, each leaving its partial in `partials`; for its second, (item, row)
+// pairs whose splits it merges.
+void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* partials) {
   Scratch& scratch = Scratch::for_this_thread(plan);
   for (int64_t index = begin; index < end; ++index) {
+    if (pass == Pass::merge) {
+      MergeSplits(plan, scratch, index, partials);
+      continue;
+    }
+    const int64_t item = pass == Pass::split ? index / plan.seen_splits : index;
     int64_t h0, h1, i0, i1;
-    plan.item(index, h0, h1, i0, i1);
-    AttendBlock(plan, scratch, h0, h1, i0, i1);
+    plan.item(item, h0, h1, i0, i1);
+    if (pass == Pass::whole) {
+      AttendBlock(plan, scratch, h0, h1, i0, i1, 0, plan.key_blocks, nullptr);
+    } else {
+      const int64_t split = plan.first_split + index % plan.seen_splits;
+      const int64_t per_split = kSplitKeys / kKeyBlock;
+      AttendBlock(plan, scratch, h0, h1, i0, i1, split * per_split,
+                  std::min(plan.key_blocks, (split + 1) * per_split),
+                  partials + index * plan.partial_floats);
+    }
   }
 }
 
@@ -711,16 +834,39 @@ using AttendFn = decltype(HWY_STATIC_DISPATCH(Attend));
 namespace {
 
 void run_attention(const AttentionCall& call, AttendFn* attend) {
+  using attention_detail::Pass;
   call.validate();
   const attention_detail::Plan plan(call);
   const int64_t items = plan.items();
+  if (items == 0) return;
   // Per score: the two products at roughly 40 flop/ns, plus the softmax.
   const double per_score = 0.05 * static_cast<double>(plan.d + plan.dv) + 0.5;
   const int64_t rows = plan.heads_per_item * std::min(plan.tq, plan.queries_per_item);
-  const double per_item = per_score * static_cast<double>(rows * plan.tk);
-  const int parts = plan_parts(call.threads, items, per_item);
-  if (items == 0) return;
-  parallel_for(items, parts, [&](Range r) { attend(plan, r.begin, r.end); });
+  if (!plan.split()) {
+    const double per_item = per_score * static_cast<double>(rows * plan.tk);
+    const int parts = plan_parts(call.threads, items, per_item);
+    parallel_for(items, parts,
+                 [&](Range r) { attend(plan, Pass::whole, r.begin, r.end, nullptr); });
+    return;
+  }
+  // The partials live in the calling thread's buffer, which only grows: fresh pages would fault in
+  // on every call (about 12 µs per 4 KiB here).
+  thread_local hwy::AlignedFreeUniquePtr<float[]> buffer;
+  thread_local int64_t capacity = 0;
+  const int64_t floats = items * plan.seen_splits * plan.partial_floats;
+  if (capacity < floats) {
+    buffer = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
+    capacity = floats;
+  }
+  float* partials = buffer.get();
+  const int64_t work = items * plan.seen_splits;
+  const double per_split = per_score * static_cast<double>(rows * attention_detail::kSplitKeys);
+  const int parts = plan_parts(call.threads, work, per_split);
+  parallel_for(work, parts, [&](Range r) { attend(plan, Pass::split, r.begin, r.end, partials); });
+  // The merge, over (item, row) pairs, on as many parts.
+  const int64_t merges = items * plan.split_rows;
+  parallel_for(merges, static_cast<int>(std::min<int64_t>(parts, merges)),
+               [&](Range r) { attend(plan, Pass::merge, r.begin, r.end, partials); });
 }
 
 }  // namespace
@@ -734,8 +880,8 @@ std::vector<Impl<AttentionCall>> attention() {
   const uint64_t variants =
       variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::attention_causal |
       variant::attention_bias | variant::attention_gqa | variant::attention_positions |
-      variant::attention_window | variant::attention_softcap | variant::attention_chunked |
-      variant::attention_sinks | variant::attention_alibi;
+      variant::attention_window | variant::attention_softcap | variant::attention_lse |
+      variant::attention_chunked | variant::attention_sinks | variant::attention_alibi;
   return target_impls<AttentionCall>("attention", variants, /*bound=*/32, /*threaded=*/true, table,
                                      run_attention);
 }

@@ -1,5 +1,6 @@
 // The optimized attention kernels against the reference (within their bound, in the family's
-// unit), their edge rules, determinism across thread counts and addresses, and bad input.
+// unit), their edge rules, determinism across thread counts and addresses, and bad input. Over 600
+// lines: one suite for the family's optimized kernel, its variants and outputs included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +43,7 @@ struct Shape {
   int64_t chunk = 0;   // chunk_size
   bool sinks = false;  // per-head sinks from −∞ to large
   bool alibi = false;  // fused ALiBi slopes (Press's for hq heads)
+  bool lse = false;    // the lse output
 };
 
 std::string describe(const Shape& s) {
@@ -52,7 +54,7 @@ std::string describe(const Shape& s) {
          (s.positions ? " positions" : "") + " " + harness::layout_name(s.layout) + " " +
          dtype_name(s.dtype) + (s.bias && s.f32_bias ? " f32 bias" : "") +
          (s.window >= 0 ? " window_left=" + std::to_string(s.window) : "") +
-         (s.softcap > 0 ? " softcap=" + std::to_string(s.softcap) : "") +
+         (s.softcap > 0 ? " softcap=" + std::to_string(s.softcap) : "") + (s.lse ? " lse" : "") +
          (s.chunk > 0 ? " chunk_size=" + std::to_string(s.chunk) : "") + (s.sinks ? " sinks" : "") +
          (s.alibi ? " alibi" : "");
 }
@@ -68,6 +70,7 @@ Problem<AttentionCall> problem(const Shape& s, uint64_t seed,
         call.k = arena.alloc(s.dtype, {s.tk, s.hkv, s.d}, s.layout);
         call.v = arena.alloc(s.dtype, {s.tk, s.hkv, s.dv}, s.layout);
         call.out = arena.alloc(s.dtype, {s.tq, s.hq, s.dv}, s.layout);
+        if (s.lse) call.lse = arena.alloc(DType::f32, {s.tq, s.hq}, s.layout);
         values.fill(call.q, -1.5, 1.5);
         values.fill(call.k, -1.5, 1.5);
         values.fill(call.v);
@@ -775,7 +778,182 @@ TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
     std::fill_n(bad.alibi_slopes->as<float>(), 4, 0.5f);
     bad.alibi_slopes->as<float>()[1] = kInf;
     harness::expect_rejected(impl.run, bad, arena, "alibi_slopes[1]");
+    bad = call;
+    bad.lse = arena.alloc(DType::f32, {3, 3});  // 4 query heads
+    harness::expect_rejected(impl.run, bad, arena, "lse.shape[1]");
+    bad.lse = arena.alloc(DType::bf16, {3, 4});
+    harness::expect_rejected(impl.run, bad, arena, "lse.dtype");
+    bad.lse = bad.out;  // its first 12 floats are out's
+    bad.lse->rank = 2;
+    bad.lse->shape = {3, 4};
+    bad.lse->strides = {4, 1};
+    harness::expect_rejected(impl.run, bad, arena, "lse.data");
   }
+}
+
+// ---- lse: ln of each row's softmax denominator (attention.h) ----
+
+// Every mask, window, softcap, bias, layout and dtype around the key block (128) and the query
+// block (64); and the edge rows: a NaN score (NaN), a +∞ score (+∞), a row every bias hides (−∞)
+// and an f32 overflow of q·k (the exact path).
+TEST(OptimizedAttention, LseEveryTargetMatches) {
+  uint64_t seed = 500;
+  for (Mask mask : {Mask::none, Mask::causal}) {
+    for (int64_t tk : {1, 130, 300}) {
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{
+          67,   tk, 4, 2, 17, 9, mask, seed % 2 == 0, seed % 3 == 0, static_cast<Layout>(seed % 3),
+          dtype};
+      s.lse = true;
+      s.window = seed % 4 == 0 ? 40 : -1;
+      s.softcap = seed % 5 == 0 ? 5 : 0;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+  Shape s{4, 270, 2, 1, 8, 8, Mask::none, true};
+  s.lse = true;
+  expect_every_target_matches(
+      problem(s, 11, [](AttentionCall& c) { set(c.q, c.q.offset(1, 0, 3), kNaN); }));
+  expect_every_target_matches(
+      problem(s, 12, [](AttentionCall& c) { set(*c.bias, c.bias->offset(1, 2, 260), kInf); }));
+  expect_every_target_matches(problem(s, 13, [](AttentionCall& c) {
+    for (int64_t j = 0; j < c.k.shape[0]; ++j) set(*c.bias, c.bias->offset(0, 3, j), -kInf);
+  }));
+  expect_every_target_matches(problem(s, 16, [](AttentionCall& c) {
+    set(c.q, c.q.offset(3, 1, 0), 1e30f);
+    set(c.k, c.k.offset(9, 0, 0), 1e20f);  // 1e50 overflows f32 but not fp64
+  }));
+}
+
+// With q = 0 every score is 0, so lse = ln(keys seen) exactly, on every target: causal rows see
+// 298, 299 and 300 keys; a row that sees none is −∞, a NaN score NaN and a +∞ score +∞.
+TEST(OptimizedAttention, LseIsTheNaturalLogOfTheDenominator) {
+  Shape s{3, 300, 2, 1, 8, 8, Mask::causal, true};
+  s.lse = true;
+  const auto edit = [](AttentionCall& c) {
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        for (int64_t e = 0; e < 8; ++e) set(c.q, c.q.offset(i, h, e), 0);
+        for (int64_t j = 0; j < 300; ++j) set(*c.bias, c.bias->offset(h, i, j), 0);
+      }
+    for (int64_t j = 0; j < 300; ++j) set(*c.bias, c.bias->offset(1, 0, j), -kInf);
+    set(*c.bias, c.bias->offset(1, 1, 4), kNaN);
+    set(*c.bias, c.bias->offset(1, 2, 4), kInf);
+  };
+  for (const auto& impl : attention()) {
+    Arena arena;
+    const AttentionCall call = problem(s, 7, edit).build(arena);
+    impl.run(call);
+    const auto lse = [&](int64_t i, int64_t h) {
+      return call.lse->as<float>()[call.lse->offset(i, h)];
+    };
+    for (int64_t i = 0; i < 3; ++i)
+      EXPECT_EQ(lse(i, 0), static_cast<float>(std::log(298.0 + i))) << impl.name << " row " << i;
+    EXPECT_EQ(lse(0, 1), -kInf) << impl.name;
+    EXPECT_TRUE(std::isnan(lse(1, 1))) << impl.name;
+    EXPECT_EQ(lse(2, 1), kInf) << impl.name;
+  }
+}
+
+// Random f32 problems, prefill and decode against long KV caches, uniform and peaky weights: the
+// worst lse error of each target in lse's unit, printed for the record and held to the bound.
+TEST(OptimizedAttention, LseWorstErrorOverRandomProblems) {
+  constexpr int kProblems = 24;
+  const auto& impls = attention();
+  std::vector<harness::Comparison> worst(impls.size());
+  Values pick(77);
+  for (int n = 0; n < kProblems; ++n) {
+    const bool decode = n % 2 == 1;
+    Shape s{decode ? pick.integer(1, 4) : pick.integer(1, 48),
+            decode ? pick.integer(512, 6000) : pick.integer(1, 700),
+            1,
+            pick.integer(1, 2),
+            pick.integer(1, 128),
+            pick.integer(1, 64)};
+    s.hq = s.hkv * std::vector<int64_t>{1, 2, 4}[pick.integer(0, 2)];
+    s.mask = pick.integer(0, 1) ? Mask::causal : Mask::none;
+    s.bias = pick.integer(0, 1);
+    s.lse = true;
+    const double peak = pick.integer(0, 1) ? 1 : 6;
+    const Problem<AttentionCall> p = problem(s, 300 + n, [peak](AttentionCall& c) {
+      rescale(c.q, peak);
+      rescale(c.k, peak);
+    });
+    Arena ref_arena;
+    AttentionCall expected = p.build(ref_arena);
+    reference_impl<AttentionCall>().run(expected);
+    expected.out.shape[2] = 0;  // lse only
+    for (size_t i = 0; i < impls.size(); ++i) {
+      Arena arena;
+      AttentionCall got = p.build(arena);
+      impls[i].run(got);
+      got.out.shape[2] = 0;
+      const harness::Comparison c = harness::compare(expected, got, impls[i].bound);
+      EXPECT_TRUE(c.ok) << impls[i].name << " " << p.label << ": " << c.describe();
+      if (c.worst >= worst[i].worst) worst[i] = c;
+    }
+  }
+  for (size_t i = 0; i < impls.size(); ++i)
+    std::printf("%s lse: worst %.3f units over %d problems (%s)\n", impls[i].name.c_str(),
+                worst[i].worst, kProblems, worst[i].where.c_str());
+}
+
+// ---- split-KV decode: tq ≤ 4 against tk ≥ 512 keys splits the keys into blocks of 256 ----
+
+// Around the split's edges (511 keys: no split; 512, 513, 4100), every mask, window, softcap,
+// bias, layout and dtype, grouped-query heads; rows exceptional in one split only (a NaN score,
+// a +∞ score, an f32 overflow) and splits no key of a row reaches (a window).
+TEST(OptimizedAttention, SplitKvDecodeEveryTargetMatches) {
+  uint64_t seed = 600;
+  for (int64_t tq : {1, 4}) {
+    for (int64_t tk : {511, 512, 513, 4100}) {
+      const DType dtype = std::array{DType::f32, DType::bf16, DType::f16}[seed % 3];
+      Shape s{tq,
+              tk,
+              8,
+              2,
+              24,
+              9,
+              seed % 2 ? Mask::causal : Mask::none,
+              seed % 3 == 0,
+              seed % 4 == 1,
+              static_cast<Layout>(seed % 3),
+              dtype};
+      s.lse = seed % 2 == 0;
+      s.window = seed % 5 == 0 ? 300 : -1;
+      s.softcap = seed % 7 == 0 ? 20 : 0;
+      expect_every_target_matches(problem(s, seed++));
+    }
+  }
+  Shape s{2, 1300, 4, 2, 8, 8, Mask::causal, true};
+  s.lse = true;
+  expect_every_target_matches(
+      problem(s, 11, [](AttentionCall& c) { set(*c.bias, c.bias->offset(1, 0, 700), kNaN); }));
+  expect_every_target_matches(
+      problem(s, 12, [](AttentionCall& c) { set(*c.bias, c.bias->offset(2, 1, 900), kInf); }));
+  expect_every_target_matches(problem(s, 16, [](AttentionCall& c) {
+    set(c.q, c.q.offset(1, 3, 0), 1e30f);
+    set(c.k, c.k.offset(1000, 1, 0), 1e20f);  // 1e50 overflows f32 but not fp64
+  }));
+  s.window = 100;
+  expect_every_target_matches(problem(s, 17));
+}
+
+// Decode against long caches: the same bits for every thread count, each really run threaded
+// (8 kv heads × 16 splits of work).
+TEST(OptimizedAttention, SplitKvDecodeBitwiseIdenticalForEveryThreadCount) {
+  Shape s{1, 4096, 32, 8, 64, 64, Mask::causal};
+  s.lse = true;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 25));
+  Shape mqa{3, 2600, 8, 1, 32, 16, Mask::causal, true};  // one kv head: only the splits spread
+  mqa.lse = true;
+  expect_bitwise_for_thread_counts(attention().front(), problem(mqa, 26), {1, 2, 3});
+}
+
+TEST(OptimizedAttention, LseBitwiseIdenticalForEveryThreadCount) {
+  Shape s{200, 300, 4, 2, 32, 32, Mask::causal, true};
+  s.lse = true;
+  expect_bitwise_for_thread_counts(attention().front(), problem(s, 24));
 }
 
 }  // namespace

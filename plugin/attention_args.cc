@@ -11,6 +11,7 @@ static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
               POSENC_VARIANT_ATTENTION_POSITIONS == variant::attention_positions &&
               POSENC_VARIANT_ATTENTION_WINDOW == variant::attention_window &&
               POSENC_VARIANT_ATTENTION_SOFTCAP == variant::attention_softcap &&
+              POSENC_VARIANT_ATTENTION_LSE == variant::attention_lse &&
               POSENC_VARIANT_ATTENTION_CHUNKED == variant::attention_chunked &&
               POSENC_VARIANT_ATTENTION_SINKS == variant::attention_sinks &&
               POSENC_VARIANT_ATTENTION_ALIBI == variant::attention_alibi);
@@ -30,6 +31,7 @@ posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
           .window_left = c.window_left,
           .softcap = c.softcap,
           .threads = c.threads,
+          .lse = t(c.lse),
           .chunk_size = c.chunk_size,
           .sinks = t(c.sinks),
           .alibi_slopes = t(c.alibi_slopes)};

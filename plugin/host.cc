@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <new>
+
 #include "plugin/loader.h"
 #include "plugin/server.h"
 #include "posenc/error.h"
@@ -18,10 +20,28 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
+namespace {
+
+FaultRecord* shared_fault_record() {
+  void* m =
+      mmap(nullptr, sizeof(FaultRecord), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? nullptr : new (m) FaultRecord{};
+}
+
+}  // namespace
+
 Host::Host(const std::string& path, size_t memory_limit)
-    : worker_([served = Served{.path = path, .base = memory_.base(), .size = memory_.size()}](
-                  std::string_view request) mutable { return serve(served, request); },
-              memory_limit) {}
+    : fault_(shared_fault_record()),
+      worker_(
+          [served =
+               Served{
+                   .path = path, .base = memory_.base(), .size = memory_.size(), .fault = fault_}](
+              std::string_view request) mutable { return serve(served, request); },
+          memory_limit) {}
+
+Host::~Host() {
+  if (fault_) munmap(fault_, sizeof(FaultRecord));
+}
 
 Isolated Host::call(const Source& source, const void* args,
                     const std::vector<std::pair<uint8_t*, size_t>>& writable,
@@ -31,10 +51,12 @@ Isolated Host::call(const Source& source, const void* args,
     request.pages.push_back({offset(pages), size, PROT_READ | PROT_WRITE});
   for (const auto& [pages, size] : readable)
     request.pages.push_back({offset(pages), size, PROT_READ});
+  if (fault_) *fault_ = {};
   return worker_.call(request.encode(), source.timeout);
 }
 
-void finish_call(const Source& source, const Isolated& isolated, Tensors& tensors) {
+void finish_call(const Source& source, const Isolated& isolated, Tensors& tensors,
+                 const FaultRecord& fault) {
   const auto stray = tensors.mirror().copy_back();
   switch (isolated.status) {
     case Isolated::Status::ok:
@@ -42,6 +64,9 @@ void finish_call(const Source& source, const Isolated& isolated, Tensors& tensor
     case Isolated::Status::threw:
       throw KernelFailure(source.impl + " could not run: " + isolated.error);
     case Isolated::Status::crashed:
+      if (fault.address != 0)
+        if (auto where = tensors.mirror().fault_at(fault.address, fault.access == kFaultWrite))
+          throw KernelFailure(source.impl + " " + *where + " (" + isolated.describe() + ")");
       throw KernelFailure(source.impl + " crashed: " + isolated.describe());
     case Isolated::Status::timed_out:
       throw KernelFailure(source.impl + " hung: " + isolated.describe());

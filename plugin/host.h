@@ -14,6 +14,7 @@
 #include "plugin/loader.h"
 #include "plugin/marshal.h"
 #include "plugin/mirror.h"
+#include "plugin/server.h"
 
 namespace posenc::plugin {
 
@@ -29,7 +30,10 @@ struct Source {
 class Host {
  public:
   Host(const std::string& path, size_t memory_limit);
+  ~Host();
   int& hangs() { return hangs_; }  // calls that hung so far
+  // Where the last call's kernel faulted, as its child recorded it (zero when it did not).
+  FaultRecord last_fault() const { return fault_ ? *fault_ : FaultRecord{}; }
 
   std::mutex& mutex() { return mutex_; }
   SharedMemory& memory() { return memory_; }
@@ -45,6 +49,7 @@ class Host {
   }
 
   SharedMemory memory_;  // before worker_: the child must inherit it
+  FaultRecord* fault_;   // a shared page, likewise
   Worker worker_;
   std::mutex mutex_;
   int hangs_ = 0;
@@ -52,8 +57,10 @@ class Host {
 
 // Turns the child's answer into the caller's: KernelFailure for a crash, a hang, a stray write or
 // a failure code, posenc::Error for a rejected argument. Copies the outputs back first, even after
-// a crash, so that the caller's guard bytes show what the kernel wrote.
-void finish_call(const Source& source, const Isolated& isolated, Tensors& tensors);
+// a crash, so that the caller's guard bytes show what the kernel wrote. A crash whose `fault`
+// lies on a guard page of the mirror is reported as the read (or write) outside that tensor.
+void finish_call(const Source& source, const Isolated& isolated, Tensors& tensors,
+                 const FaultRecord& fault = {});
 
 // One call of a library's kernel, on a copy of `call` mirrored into the host's memory.
 template <class Call>
@@ -72,7 +79,7 @@ void run_kernel(const Source& source, Host& host, const Call& call) {
   const Isolated isolated =
       host.call(source, shared_args, tensors.mirror().accessible(), block.chunks());
   if (isolated.status == Isolated::Status::timed_out) ++host.hangs();
-  finish_call(source, isolated, tensors);
+  finish_call(source, isolated, tensors, host.last_fault());
 }
 
 }  // namespace posenc::plugin

@@ -11,6 +11,7 @@
 #include "plugin/host.h"
 #include "plugin/isolate.h"
 #include "plugin/server.h"
+#include "posenc/conventions.h"
 
 namespace posenc::plugin {
 
@@ -22,6 +23,19 @@ template <class Call>
 struct CallOf<std::vector<Impl<Call>>> {
   using type = Call;
 };
+
+// A table's variants with its conventions (POSENC_CONVENTION_*, restrictions) as the bits of what
+// it accepts (posenc/conventions.h); the table's own bits there, which the ABI leaves undefined,
+// are dropped. A version 1 or 2 kernel declares none (0): it accepts every convention.
+uint64_t accepted(uint64_t variants, uint32_t conventions) {
+  variants &= ~(variant::all_conventions | variant::conventions_declared);
+  variants |= variant::conventions_declared;
+  if (!(conventions & POSENC_CONVENTION_FINITE_INPUTS)) variants |= variant::nonfinite_inputs;
+  if (!(conventions & POSENC_CONVENTION_POSITIONS_I64)) variants |= variant::positions_i32;
+  if (!(conventions & POSENC_CONVENTION_POSITIONS_I32)) variants |= variant::positions_i64;
+  if (!(conventions & POSENC_CONVENTION_YARN_TRUNCATE_ONLY)) variants |= variant::yarn_untruncated;
+  return variants;
+}
 
 template <class Call>
 void add_kernel(std::vector<Impl<Call>>& to, Source source, const std::shared_ptr<Host>& host,
@@ -78,9 +92,10 @@ void read_kernels(Plugin& plugin, const std::string& bytes, const Options& optio
     source.timeout = options.timeout;
     const auto family = table.get<uint32_t>();
     const auto flags = table.get<uint32_t>();
-    const auto variants = table.get<uint64_t>();
+    const auto declared = table.get<uint64_t>();
     const auto f32 = table.get<double>(), bf16 = table.get<double>(), f16 = table.get<double>();
     const auto max_position = table.get<int64_t>();
+    const auto variants = accepted(declared, table.get<uint32_t>());
     // 0 for bf16 or f16: version 1's rule (posenc/plugin.h), an unset Bound field.
     auto stated = [](double b) { return b > 0 ? std::optional<double>(b) : std::nullopt; };
     const Bound bound(f32, stated(bf16), stated(f16));

@@ -4,10 +4,12 @@
 
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "posenc/error.h"
 #include "posenc/plugin.h"
 #include "properties/arena.h"
+#include "properties/property.h"
 
 namespace posenc::plugin {
 namespace {
@@ -52,7 +54,7 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_no_symbol", "it does not export posenc_plugin_kernels()");
   expect_load_error("posenc_test_broken_abi",
                     "ABI version mismatch: the library was built against plugin ABI version "
-                    "999, this posenc speaks version 3 (and 2 and 1)");
+                    "999, this posenc speaks version 3 (and 1 and 2)");
   expect_load_error("posenc_test_broken_null_table", "posenc_plugin_kernels() returned NULL");
   expect_load_error("posenc_test_broken_bad_family",
                     "kernel #1 family 42 is not a posenc family (0 to " +
@@ -61,6 +63,8 @@ TEST(Load, ReportsEachMalformedLibrary) {
   expect_load_error("posenc_test_broken_duplicate", "two sinusoidal kernels are named 'a'");
   expect_load_error("posenc_test_broken_bad_name",
                     "kernel #1 name 'has space' may hold only letters, digits and _ . -");
+  expect_load_error("posenc_test_broken_conventions",
+                    "kernel #1 conventions declare both int32 only and int64 only positions");
 }
 
 TEST(Load, SurvivesALibraryThatCrashesOrHangsWhileLoading) {
@@ -92,6 +96,45 @@ TEST(Load, ReadsAVersion2Envelope) {
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
 }
 
+TEST(Load, ReadsVersion3Conventions) {
+  const Plugin plugin = load(library("posenc_test_envelope"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  // Declared restrictions become the bits of what it accepts (posenc/conventions.h).
+  const uint64_t first = variant::with_conventions(kernels[0].variants);
+  EXPECT_FALSE(first & variant::nonfinite_inputs);
+  EXPECT_FALSE(first & variant::positions_i64);
+  EXPECT_TRUE(first & variant::positions_i32);
+  EXPECT_TRUE(first & variant::yarn_untruncated);
+  EXPECT_EQ(harness::describe_conventions(kernels[0].variants),
+            "finite inputs only (±∞ and NaN are not generated), int32 positions only");
+  EXPECT_EQ(variant::with_conventions(kernels[1].variants) & variant::all_conventions,
+            variant::all_conventions);
+  EXPECT_EQ(harness::describe_conventions(kernels[1].variants), "");
+}
+
+TEST(Load, ReadsAVersion2TableWithItsOldMeaning) {
+  // Version 2 has no conventions; its attention kernel cannot have meant the variants version 3
+  // added (it never reads their argument fields), so it is not given them.
+  const Plugin plugin = load(library("posenc_test_envelope_v2"), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<SinusoidalCall>();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].bound.of(DType::bf16), 2);
+  EXPECT_EQ(kernels[0].bound.of(DType::f16), 5);
+  EXPECT_EQ(kernels[0].max_position, 4096);
+  // No conventions in version 2: it accepts every input.
+  EXPECT_EQ(variant::with_conventions(kernels[0].variants) & variant::all_conventions,
+            variant::all_conventions);
+  EXPECT_EQ(run_one(kernels[0]), 1.0f);
+  EXPECT_EQ(run_one(kernels[1]), 2.0f);
+  const auto& attention = plugin.kernels<AttentionCall>();
+  ASSERT_EQ(attention.size(), 1u);
+  EXPECT_EQ(attention[0].variants & variant::attention_lse, 0u);
+  EXPECT_NE(attention[0].variants & variant::attention_softcap, 0u);
+  const Plugin current = load(library("posenc_test_envelope"), {.timeout = 2s});
+  EXPECT_NE(current.kernels<AttentionCall>()[0].variants & variant::attention_lse, 0u);
+}
+
 TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {
   const Plugin plugin = load(library("posenc_test_envelope_v1"), {.timeout = 2s});
   const auto& kernels = plugin.kernels<SinusoidalCall>();
@@ -105,47 +148,6 @@ TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {
   // Each entry runs its own function: the shorter version-1 entries are indexed as such.
   EXPECT_EQ(run_one(kernels[0]), 1.0f);
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
-}
-
-// The envelope library's attention kernel, which echoes threads, mask and chunk_size as it reads
-// them: each version's kernel gets its own struct and only the variants its version knew.
-struct Echo {
-  float threads, mask, chunk_size;
-  uint64_t variants;
-};
-Echo run_echo(const std::string& name) {
-  const Plugin plugin = load(library(name), {.timeout = 2s});
-  const auto& kernels = plugin.kernels<AttentionCall>();
-  EXPECT_EQ(kernels.size(), 1u);
-  if (kernels.empty()) return {};
-  Arena arena;
-  AttentionCall call;
-  call.q = arena.alloc(DType::f32, {1, 1, 1});
-  call.k = arena.alloc(DType::f32, {1, 1, 1});
-  call.v = arena.alloc(DType::f32, {1, 1, 3});
-  call.out = arena.alloc(DType::f32, {1, 1, 3});
-  for (const Tensor* t : {&call.q, &call.k, &call.v}) t->as<float>()[0] = 1;
-  for (int c = 0; c < 3; ++c) call.v.as<float>()[c] = 1;
-  call.mask = Mask::causal;
-  call.threads = 3;
-  kernels[0].run(call);
-  const float* out = call.out.as<float>();
-  return {out[0], out[1], out[2], kernels[0].variants};
-}
-
-TEST(Load, EachVersionsAttentionKernelReadsItsOwnStruct) {
-  const uint64_t window = POSENC_VARIANT_ATTENTION_WINDOW, chunked = POSENC_VARIANT_ATTENTION_CHUNKED;
-  const Echo v1 = run_echo("posenc_test_envelope_v1");
-  EXPECT_EQ(v1.threads, 3);
-  EXPECT_EQ(v1.mask, POSENC_MASK_CAUSAL);
-  EXPECT_EQ(v1.variants & (window | chunked), 0u);  // neither existed in version 1
-  const Echo v2 = run_echo("posenc_test_envelope_v2");
-  EXPECT_EQ(v2.threads, 3);
-  EXPECT_EQ(v2.variants & (window | chunked), window);
-  const Echo v3 = run_echo("posenc_test_envelope");
-  EXPECT_EQ(v3.threads, 3);
-  EXPECT_EQ(v3.chunk_size, 0);
-  EXPECT_EQ(v3.variants & (window | chunked), window | chunked);
 }
 
 // The faulty plugin's kernels, run on a small valid sinusoidal call.
@@ -178,8 +180,8 @@ class Faulty : public testing::Test {
 };
 
 TEST_F(Faulty, ListsItsKernels) {
-  EXPECT_EQ(plugin_.size(), 11u);
-  EXPECT_EQ(plugin_.kernels<SinusoidalCall>().size(), 11u);
+  EXPECT_EQ(plugin_.size(), 13u);
+  EXPECT_EQ(plugin_.kernels<SinusoidalCall>().size(), 13u);
   EXPECT_TRUE(plugin_.kernels<RopeCall>().empty());
   const auto& k = kernel("writes_out");
   EXPECT_EQ(k.variants, ~uint64_t{0});
@@ -236,6 +238,31 @@ TEST_F(Faulty, AWriteIntoAnInputReachesTheCallersGuards) {
   kernel("writes_input").run(call_);
   EXPECT_EQ(call_.x->as<float>()[0], 42.0f);
   EXPECT_NE(arena_.stray_write({call_.out}), std::nullopt);
+}
+
+// In a read-guarded arena x ends (or starts) at an inaccessible page; the mirror places it so in
+// the child too, and the child's fault names x. Elsewhere the read lands in the mirror's slack.
+TEST_F(Faulty, AReadPastAnInputFlushAgainstAGuardPageIsNamed) {
+  for (auto [kernel_name, guard, expected] :
+       {std::tuple{"reads_past_x", harness::ReadGuard::end, "(byte +12 after its end)"},
+        std::tuple{"reads_before_x", harness::ReadGuard::start, "(byte -4 before its start)"}}) {
+    Arena guarded(guard);
+    SinusoidalCall call;
+    call.out = guarded.alloc(DType::f32, {3, 4});
+    call.x = guarded.alloc(DType::f32, {3, 4});
+    std::string f;
+    try {
+      kernel(kernel_name).run(call);
+    } catch (const KernelFailure& e) {
+      f = e.what();
+    }
+    EXPECT_EQ(f.rfind(std::string("sinusoidal/") + kernel_name + " read outside input x " +
+                          expected + " (killed by SIGSEGV",
+                      0),
+              0u)
+        << f;
+    kernel(kernel_name).run(call_);  // unguarded: the read stays in the slack
+  }
 }
 
 TEST_F(Faulty, AFailureCodeCarriesItsMessage) {

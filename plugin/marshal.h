@@ -52,7 +52,7 @@ class Tensors {
   template <class Call>
   Tensors(SharedMemory& memory, Block& block, Call& call) : mirror_(&memory), block_(block) {
     for_each_view(call, [&](const ViewField<Call>& field, Tensor& view) {
-      mirror_.add(field.name, view);
+      mirror_.add(field.name, view, field.is_output());
       entries_.push_back({&view, block_.put(DLTensor{})});
     });
   }

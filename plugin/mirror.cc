@@ -60,6 +60,12 @@ bool copy_memory(void* to, const void* from, size_t size, bool to_is_remote) {
   return n == static_cast<ssize_t>(size);
 }
 
+// Whether this process may read the byte at `address` (a read-guarded arena's pages may not).
+bool readable(uintptr_t address) {
+  uint8_t byte;
+  return address != 0 && copy_memory(&byte, reinterpret_cast<const void*>(address), 1, false);
+}
+
 std::string names(const std::vector<std::string>& all) {
   std::string text;
   for (const auto& name : all) {
@@ -111,7 +117,9 @@ std::vector<std::pair<uint8_t*, size_t>> Mirror::accessible() const {
   return pages;
 }
 
-void Mirror::add(std::string name, Tensor& view) { views_.push_back({std::move(name), &view}); }
+void Mirror::add(std::string name, Tensor& view, bool output) {
+  views_.push_back({std::move(name), &view, output});
+}
 
 void Mirror::map() {
   std::vector<size_t> order;
@@ -143,8 +151,17 @@ void Mirror::map() {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (Region& r : regions_) {
     const size_t size = r.hi - r.lo;
-    const size_t head = kSlack + r.lo % kAlignment;
-    r.accessible = (head + size + kSlack + page - 1) / page * page;
+    if (size > 0 && !readable(r.hi))
+      r.flush = Flush::end;
+    else if (size > 0 && !readable(r.lo - 1))
+      r.flush = Flush::start;
+    // Flush against a page, the bytes keep only their element alignment; else their offset mod
+    // kAlignment, with slack on both sides.
+    r.accessible = (kSlack + r.lo % kAlignment + size + kSlack + page - 1) / page * page;
+    if (r.flush != Flush::none) r.accessible = (size + kSlack + page - 1) / page * page;
+    const size_t head = r.flush == Flush::end     ? r.accessible - size
+                        : r.flush == Flush::start ? 0
+                                                  : kSlack + r.lo % kAlignment;
     r.mapping_size = r.accessible + 2 * page;
     void* m = memory_ ? memory_->allocate(r.mapping_size)
                       : mmap(nullptr, r.mapping_size, PROT_READ | PROT_WRITE,
@@ -227,6 +244,37 @@ std::optional<std::string> Mirror::copy_back() {
     }
   }
   return stray;
+}
+
+std::optional<std::string> Mirror::fault_at(uintptr_t address, bool write) const {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (const Region& r : regions_) {
+    if (r.mapping == nullptr || r.views.empty()) continue;
+    const auto first = reinterpret_cast<uintptr_t>(r.mapping);
+    const uintptr_t last = first + page + r.accessible;  // the guard page after
+    const bool before = address >= first && address < first + page;
+    const bool after = address >= last && address < last + page;
+    if (!before && !after) continue;
+    const auto bytes = reinterpret_cast<uintptr_t>(r.bytes);
+    const size_t size = r.hi - r.lo;
+    std::vector<std::string> inputs, all;
+    for (size_t i : r.views) {
+      all.push_back(views_[i].name);
+      if (!views_[i].output) inputs.push_back(views_[i].name);
+    }
+    if (write)
+      return "wrote outside its tensors: " +
+             (after ? "byte +" + std::to_string(address - (bytes + size)) +
+                          " after the end of the memory of "
+                    : "byte -" + std::to_string(bytes - address) + " before the memory of ") +
+             names(all);
+    return "read outside " + std::string(inputs.empty() ? "output " : "input ") +
+           names(inputs.empty() ? all : inputs) + " (" +
+           (after ? "byte +" + std::to_string(address - (bytes + size)) + " after its end"
+                  : "byte -" + std::to_string(bytes - address) + " before its start") +
+           ")";
+  }
+  return std::nullopt;
 }
 
 }  // namespace posenc::plugin

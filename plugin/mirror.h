@@ -2,6 +2,9 @@
 // running in a child (run_isolated) works on the mirror; afterwards the parent copies back exactly
 // the bytes the kernel changed. Each mirrored region sits in poisoned slack between inaccessible
 // guard pages, so a write just outside every tensor shows up in the slack and a wild one faults.
+// A region whose original memory ends (or starts) at an inaccessible page, as a read-guarded
+// arena's do, is mirrored flush against its guard page on that side: a read just past it faults
+// in the child as it would have here, and fault_at() names the tensor.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +50,7 @@ class Mirror {
 
   // Registers `view` under `name`; map() repoints its data into the mirror. Views whose memory
   // overlaps share one region, so in-place and packed views keep their aliasing.
-  void add(std::string name, Tensor& view);
+  void add(std::string name, Tensor& view, bool output = false);
 
   // Allocates the regions and copies the views' bytes in. A view whose extent can't be computed,
   // or whose memory can't be read (bad input in a bad-input check), keeps its own data pointer and
@@ -64,6 +67,11 @@ class Mirror {
   // The pages a kernel may touch, slack included: [first, first + size) per region.
   std::vector<std::pair<uint8_t*, size_t>> accessible() const;
 
+  // What a fault at `address` in the child touched, when that is a guard page of this mirror:
+  // "read outside input x (byte +0 after its end)", or for a write (`write`) the words of
+  // copy_back ("wrote outside its tensors: byte +0 after the end of the memory of out").
+  std::optional<std::string> fault_at(uintptr_t address, bool write) const;
+
   static constexpr uint8_t kPoison = 0x5A;
   static constexpr size_t kSlack = 64;  // least poisoned bytes on each side of a region
 
@@ -71,10 +79,13 @@ class Mirror {
   struct View {
     std::string name;
     Tensor* tensor;
+    bool output = false;
     uintptr_t lo = 0, hi = 0;  // byte extent [lo, hi) in the original memory
   };
+  enum class Flush : uint8_t { none, end, start };  // against which guard page the bytes sit
   struct Region {
     uintptr_t lo = 0, hi = 0;
+    Flush flush = Flush::none;
     std::vector<size_t> views;   // indices into views_
     uint8_t* mapping = nullptr;  // guard page, slack, bytes, slack, guard page
     size_t mapping_size = 0;

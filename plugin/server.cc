@@ -1,7 +1,9 @@
 #include "plugin/server.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include <cctype>
 #include <cmath>
@@ -16,6 +18,36 @@
 namespace posenc::plugin {
 
 namespace {
+
+FaultRecord* fault_record = nullptr;  // the child's, for its handler
+
+// Records where the kernel faulted; the handler then resets itself (SA_RESETHAND) and returns, so
+// the access faults again and the child dies of the signal as it would have.
+void record_fault(int signal, siginfo_t* info, void* context) {
+  if (fault_record == nullptr) return;
+  fault_record->signal = signal;
+  fault_record->address = reinterpret_cast<uintptr_t>(info->si_addr);
+#if defined(__x86_64__)
+  // The page-fault error code: bit 1 set for a write.
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  fault_record->access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? kFaultWrite : kFaultRead;
+#else
+  (void)context;
+  fault_record->access = 0;
+#endif
+}
+
+void watch_faults(FaultRecord* record) {
+  fault_record = record;
+  if (record == nullptr) return;
+  *record = {};
+  struct sigaction action {};
+  action.sa_sigaction = record_fault;
+  action.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, nullptr);
+  sigaction(SIGBUS, &action, nullptr);
+}
 
 // A version-1 table's entry: version 2's without its trailing accuracy-envelope fields.
 struct posenc_kernel_v1 {
@@ -37,30 +69,41 @@ struct posenc_attention_args_v1 {
   int32_t threads;
 };
 
-// The variant bits each version knew, beyond which an older kernel's bits mean nothing: it is
-// never handed a call that needs them.
-uint64_t known_variants(uint32_t abi_version, uint32_t family) {
-  if (family != POSENC_FAMILY_ATTENTION || abi_version >= 3) return ~uint64_t{0};
-  uint64_t unknown = POSENC_VARIANT_ATTENTION_CHUNKED | POSENC_VARIANT_ATTENTION_SINKS |
-                     POSENC_VARIANT_ATTENTION_ALIBI;
-  if (abi_version < 2)
-    unknown |= POSENC_VARIANT_ATTENTION_WINDOW | POSENC_VARIANT_ATTENTION_SOFTCAP;
-  return ~unknown;
+// A version-2 table's entry: version 3's without its trailing conventions.
+struct posenc_kernel_v2 {
+  posenc_kernel_v1 v1;
+  double bound_bf16, bound_f16;
+  int64_t max_position;
+};
+
+// The variant bits of `family` that a kernel built against `version` cannot know: a later
+// version's, whose argument fields it does not read.
+uint64_t later_variants(uint32_t version, uint32_t family) {
+  if (family != POSENC_FAMILY_ATTENTION) return 0;
+  uint64_t bits = 0;
+  if (version < 2) bits |= POSENC_VARIANT_ATTENTION_WINDOW | POSENC_VARIANT_ATTENTION_SOFTCAP;
+  if (version < 3)
+    bits |= POSENC_VARIANT_ATTENTION_LSE | POSENC_VARIANT_ATTENTION_CHUNKED |
+            POSENC_VARIANT_ATTENTION_SINKS | POSENC_VARIANT_ATTENTION_ALIBI;
+  return bits;
 }
 
-// Entry i of `table`, as this version reads it (a version-1 entry gets zero envelope fields, which
-// mean what version 1 meant; every entry only the variants its version knew).
+// Entry i of `table`, as version 3 reads it (a version-1 entry gets zero envelope fields and a
+// version-2 one no conventions, which mean what those versions meant), without the variant bits
+// of later versions.
 posenc_kernel entry(const posenc_plugin& table, uint32_t i) {
-  if (table.abi_version >= 2) {
-    posenc_kernel k = table.kernels[i];  // versions 2 and 3 share the entry
-    k.variants &= known_variants(table.abi_version, k.family);
-    return k;
-  }
-  const auto& old = reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
+  if (table.abi_version == POSENC_PLUGIN_ABI_VERSION) return table.kernels[i];
+  const posenc_kernel_v1& old = table.abi_version == 2
+                                    ? reinterpret_cast<const posenc_kernel_v2*>(table.kernels)[i].v1
+                                    : reinterpret_cast<const posenc_kernel_v1*>(table.kernels)[i];
   posenc_kernel k{};
   k.name = old.name, k.family = old.family, k.flags = old.flags, k.variants = old.variants;
   k.bound = old.bound, k.run = old.run;
-  k.variants &= known_variants(1, k.family);
+  if (table.abi_version == 2) {
+    const auto& v2 = reinterpret_cast<const posenc_kernel_v2*>(table.kernels)[i];
+    k.bound_bf16 = v2.bound_bf16, k.bound_f16 = v2.bound_f16, k.max_position = v2.max_position;
+  }
+  k.variants &= ~later_variants(table.abi_version, k.family);
   return k;
 }
 
@@ -104,12 +147,11 @@ const posenc_plugin& open_table(const std::string& path) {
                     "() (declare it with POSENC_PLUGIN_EXPORT, from posenc/plugin.h)");
   const posenc_plugin* table = table_fn();
   if (table == nullptr) throw LoadError(POSENC_PLUGIN_SYMBOL "() returned NULL");
-  if (table->abi_version != POSENC_PLUGIN_ABI_VERSION && table->abi_version != 2 &&
-      table->abi_version != 1)
+  if (table->abi_version < 1 || table->abi_version > POSENC_PLUGIN_ABI_VERSION)
     throw LoadError("ABI version mismatch: the library was built against plugin ABI version " +
                     std::to_string(table->abi_version) + ", this posenc speaks version " +
                     std::to_string(POSENC_PLUGIN_ABI_VERSION) +
-                    " (and 2 and 1); rebuild it against this posenc's posenc/plugin.h");
+                    " (and 1 and 2); rebuild it against this posenc's posenc/plugin.h");
   if (table->count > kMaxKernels)
     throw LoadError("the table claims " + std::to_string(table->count) + " kernels (at most " +
                     std::to_string(kMaxKernels) + ")");
@@ -141,6 +183,15 @@ std::string entry_problem(const posenc_kernel& k) {
       return std::string(field) + " " + std::to_string(bound) + " must be finite and >= 0";
   if (k.max_position < 0)
     return "max_position " + std::to_string(k.max_position) + " must be >= 0 (0: no claim)";
+  constexpr uint32_t known = POSENC_CONVENTION_YARN_TRUNCATE_ONLY |
+                             POSENC_CONVENTION_FINITE_INPUTS | POSENC_CONVENTION_POSITIONS_I32 |
+                             POSENC_CONVENTION_POSITIONS_I64;
+  if (k.conventions & ~known)
+    return "conventions " + std::to_string(k.conventions) +
+           " has bits no POSENC_CONVENTION_* names";
+  if ((k.conventions & POSENC_CONVENTION_POSITIONS_I32) &&
+      (k.conventions & POSENC_CONVENTION_POSITIONS_I64))
+    return "conventions declare both int32 only and int64 only positions";
   return "";
 }
 
@@ -159,7 +210,7 @@ std::string read_table(const std::string& path) {
       throw LoadError("two " + std::string(family_name(static_cast<Family>(k.family))) +
                       " kernels are named '" + kernel_name(k) + "'");
     out.put(kernel_name(k)).put(k.family).put(k.flags).put(k.variants).put(k.bound);
-    out.put(k.bound_bf16).put(k.bound_f16).put(k.max_position);
+    out.put(k.bound_bf16).put(k.bound_f16).put(k.max_position).put(k.conventions);
   }
   return out.take();
 }
@@ -197,6 +248,7 @@ std::string serve(Served& served, std::string_view bytes) {
     throw LoadError("the library's table changed since it was loaded");
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
   posenc_error error{};
+  watch_faults(served.fault);
   const int code =
       invoke(entry(table, request.index), table.abi_version, served.base + request.args, &error);
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);

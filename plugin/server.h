@@ -36,12 +36,23 @@ struct CallRequest {
   static CallRequest decode(std::string_view bytes);
 };
 
+// Where the last call's kernel faulted, written by the child's SIGSEGV/SIGBUS handler into a page
+// shared with the parent, which reads it after a crash to name the tensor a read or write
+// touched past (Mirror::fault_at). Written by the child: a hint to check, never trusted.
+struct FaultRecord {
+  uint64_t address = 0;  // si_addr; 0: no fault
+  int32_t signal = 0;
+  int32_t access = 0;  // kFaultRead, kFaultWrite, or 0 where the CPU does not say
+};
+inline constexpr int32_t kFaultRead = 1, kFaultWrite = 2;
+
 // The library's table in the worker, opened on its first call.
 struct Served {
   std::string path;
   uint8_t* base = nullptr;  // the shared memory, kept inaccessible outside a call
   size_t size = 0;
   const posenc_plugin* table = nullptr;
+  FaultRecord* fault = nullptr;  // shared with the parent; null: no record
 };
 
 // Runs one request: opens the call's pages, runs the kernel, closes them again. The reply is the

@@ -168,7 +168,7 @@ Problems<AbsoluteCall, AbsoluteSpec> absolute_problems() {
                                {"strided", 0.2},
                                {"empty", 0.005},
                                {"in place", 0.1},
-                               {"mixed dtypes", 0.1}}),
+                               {"mixed dtypes", 0.1, 0, variant::bf16 | variant::f16}}),
   };
   ViewOf<Call> x = [](Call& c) { return &c.x; };
   ViewOf<Call> table = [](Call& c) { return &c.table; };

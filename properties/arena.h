@@ -1,12 +1,15 @@
 // Arena: owns every buffer of one generated problem. Each allocation sits between guard regions,
 // and padding inside padded or permuted views is filled too, so after a kernel runs,
-// `stray_write` finds any byte changed outside the declared outputs.
+// `stray_write` finds any byte changed outside the declared outputs. A read-guarded arena also
+// places each allocation flush against an inaccessible page, so that `stray_read` finds a read
+// just past its end (or before its start).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posenc/tensor.h"
@@ -22,11 +25,24 @@ enum class Layout : uint8_t {
 };
 const char* layout_name(Layout layout);
 
+// Where a read-guarded allocation's bytes sit against its inaccessible pages.
+enum class ReadGuard : uint8_t {
+  none,   // on the heap between guard bytes: writes outside show, reads do not
+  end,    // its last byte flush against an inaccessible page: a read past the end faults
+  start,  // its first byte flush against one: a read before the start faults
+};
+const char* read_guard_name(ReadGuard guard);
+
 class Arena {
  public:
   Arena() = default;
+  // With `end` or `start`, every allocation is mapped between two inaccessible pages, flush
+  // against that side's page. The first access to one of those pages is recorded and the page
+  // opened (filled with poison), so the kernel runs on, in any thread, and its call returns.
+  explicit Arena(ReadGuard guard) : guard_(guard) {}
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
+  ~Arena();
 
   // A fresh guarded tensor; every byte starts as the poison pattern.
   Tensor alloc(DType dtype, std::vector<int64_t> shape, Layout layout = Layout::contiguous);
@@ -36,15 +52,34 @@ class Arena {
   // The first byte that changed since snapshot() outside `outputs`, described by its buffer, its
   // byte offset and whether it lies in a guard; nullopt when none did.
   std::optional<std::string> stray_write(const std::vector<Tensor>& outputs) const;
+  // The first access to an inaccessible page of a read-guarded arena that wrote nothing there,
+  // named by the view of `views` whose allocation it guards: "read outside input k (byte +0
+  // after its end)"; nullopt when there was none. Writes there are stray_write's.
+  struct NamedView {
+    std::string name;
+    Tensor view;
+    bool output = false;
+  };
+  std::optional<std::string> stray_read(const std::vector<NamedView>& views) const;
+  ReadGuard guard() const { return guard_; }
 
  private:
   struct Block {
-    std::unique_ptr<uint8_t[]> bytes;
-    size_t size = 0;              // guard + payload + guard
+    uint8_t* bytes = nullptr;  // guard + payload + guard
+    size_t size = 0;
     size_t payload = 0;           // offset of the payload
+    size_t payload_size = 0;      // bytes
+    size_t page = 0;              // read-guarded: the size of each inaccessible page, else 0
+    size_t slots[2] = {0, 0};     // read-guarded: the fault slots of the pages before and after
     std::vector<uint8_t> before;  // snapshot
     std::string what;             // the view it was allocated for
   };
+  // Where an inaccessible page of `b` was first touched; 0 when never (or not read-guarded).
+  uintptr_t touched(const Block& b, bool after) const;
+  // The byte ranges [lo, hi) of `b` that can be read now: not its guard pages still closed.
+  std::vector<std::pair<size_t, size_t>> readable_ranges(const Block& b) const;
+
+  ReadGuard guard_ = ReadGuard::none;
   std::vector<Block> blocks_;
 };
 

@@ -1,4 +1,8 @@
 // attention: outputs, tolerance model, problems and properties, with a second oracle in Eigen.
+// Over 600 lines: the generator, the builder and the properties share AttentionSpec; the variants'
+// properties are in attention_variants.cc.
+#include "properties/attention.h"
+
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -8,26 +12,18 @@
 #include <numeric>
 #include <vector>
 
-#include "properties/generic.h"
-
 namespace posenc::harness {
 
 // properties/attention_variants.cc: the properties of the sliding window and the other variants.
 std::vector<Property<AttentionCall>> attention_variant_properties();
-// Two runs of an implementation with bound `bound` (f32 units), each within it of the reference:
-// for metamorphic properties.
-Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, double bound);
 
-namespace {
-
-// `units` of ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and
-// kernel.h: a bound already in the output dtype's units. vmax and kmax are taken over the keys the
-// row sees (visible(): not causally masked, inside the window; bias not −∞): an output is an
-// average of those values only, and a hidden key's ∞ or huge value (an unused KV-cache slot) says
-// nothing about its error.
-Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& got, double units) {
-  const Tensor &q = expected.q, &k = expected.k, &v = expected.v;
-  const int64_t tq = q.shape[0], hq = q.shape[1], tk = k.shape[0], dv = v.shape[2];
+// The family's tolerance units over a call's inputs (posenc/attention.h): out's per element, lse's
+// per row.
+AttentionUnits::AttentionUnits(const AttentionCall& call, DType out_dtype) {
+  const Tensor &q = call.q, &k = call.k, &v = call.v;
+  const int64_t tq = q.shape[0], tk = k.shape[0];
+  hq = q.shape[1];
+  dv = v.shape[2];
   const int64_t group = hq / k.shape[1];
   std::vector<double> knorm(tk * k.shape[1]);
   for (int64_t j = 0; j < tk; ++j)
@@ -36,9 +32,9 @@ Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& 
       for (int64_t c = 0; c < k.shape[2]; ++c) norm += std::pow(load(k, k.offset(j, h, c)), 2);
       knorm[j * k.shape[1] + h] = std::sqrt(norm);
     }
-  const double scale = std::fabs(expected.resolved_scale());
-  // unit[(i·hq + h)·dv + c]: one tolerance unit of out[i, h, c].
-  std::vector<double> unit(tq * hq * dv);
+  const double scale = std::fabs(call.resolved_scale());
+  out.resize(tq * hq * dv);
+  spread.resize(tq * hq);
   std::vector<double> vmax(dv);
   for (int64_t i = 0; i < tq; ++i)
     for (int64_t h = 0; h < hq; ++h) {
@@ -46,38 +42,58 @@ Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& 
       double kmax = 0, qnorm = 0;
       std::fill(vmax.begin(), vmax.end(), 0.0);
       for (int64_t j = 0; j < tk; ++j) {
-        if (!expected.visible(i, j)) continue;
-        if (expected.bias && load(*expected.bias, expected.bias->offset(h, i, j)) == -INFINITY)
-          continue;
+        if (!call.visible(i, j)) continue;
+        if (call.bias && load(*call.bias, call.bias->offset(h, i, j)) == -INFINITY) continue;
         kmax = std::fmax(kmax, knorm[j * k.shape[1] + kvh]);
         for (int64_t c = 0; c < dv; ++c)
           vmax[c] = std::fmax(vmax[c], std::fabs(load(v, v.offset(j, kvh, c))));
       }
       for (int64_t e = 0; e < q.shape[2]; ++e) qnorm += std::pow(load(q, q.offset(i, h, e)), 2);
-      const double spread = kmax == 0 ? 0 : scale * std::sqrt(qnorm) * kmax;
+      spread[i * hq + h] = kmax == 0 ? 0 : scale * std::sqrt(qnorm) * kmax;
       for (int64_t c = 0; c < dv; ++c)
-        unit[(i * hq + h) * dv + c] = ulp_of(got.out.dtype, vmax[c]) * (1 + spread);
+        out[(i * hq + h) * dv + c] = ulp_of(out_dtype, vmax[c]) * (1 + spread[i * hq + h]);
     }
-  return harness::compare("out", expected.out, got.out, units, [&](const int64_t* ix) {
-    return unit[(ix[0] * hq + ix[1]) * dv + ix[2]];
+}
+
+namespace {
+
+// `units` of ulp(vmax) · (1 + |scale|·‖q_i‖·kmax), ulp in out's dtype, see attention.h and
+// kernel.h: a bound already in the output dtype's units. vmax and kmax are taken over the keys the
+// row sees (visible(): not causally masked, inside the window; bias not −∞): an output is an
+// average of those values only, and a hidden key's ∞ or huge value (an unused KV-cache slot) says
+// nothing about its error. lse, when both calls have it, within `lse_units` of its f32 unit.
+Comparison compare_in_units(const AttentionCall& expected, const AttentionCall& got, double units,
+                            double lse_units) {
+  const AttentionUnits unit(expected, got.out.dtype);
+  Comparison c = harness::compare("out", expected.out, got.out, units, [&](const int64_t* ix) {
+    return unit.of_out(ix[0], ix[1], ix[2]);
   });
+  if (expected.lse && got.lse) {
+    const Tensor& lse = *expected.lse;
+    c.merge(harness::compare("lse", lse, *got.lse, lse_units, [&](const int64_t* ix) {
+      return unit.of_lse(ix[0], ix[1], load(lse, lse.offset(ix[0], ix[1])));
+    }));
+  }
+  return c;
 }
 
 }  // namespace
 
 Comparison compare(const AttentionCall& expected, const AttentionCall& got, const Bound& bound) {
-  // An implementation's bound, stated in f32 units, as it applies to out's dtype (kernel.h).
-  return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound));
+  // An implementation's bound, stated in f32 units, as it applies to out's dtype (kernel.h); lse
+  // is f32 in every call, held to the f32 bound.
+  return compare_in_units(expected, got, dtype_bound(got.out.dtype, bound), bound.f32);
 }
 
 Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, double bound) {
-  return compare_in_units(a, b, metamorphic_bound(dtype_bound(b.out.dtype, bound)));
+  return compare_in_units(a, b, metamorphic_bound(dtype_bound(b.out.dtype, bound)),
+                          metamorphic_bound(bound));
 }
 
 namespace {
 
-// One attention problem. Layout slots: q, k, v, out, bias, q_positions, k_positions, and sinks
-// and alibi_slopes.
+// One attention problem. Layout slots: q, k, v, out, bias, q_positions (and sinks and
+// alibi_slopes, 1-d as it is), k_positions, lse.
 struct AttentionSpec {
   int64_t tq = 0, tk = 0, hq = 1, hkv = 1, d = 1, dv = 1;
   Mask mask = Mask::none;
@@ -86,6 +102,7 @@ struct AttentionSpec {
   int64_t chunk_size = 0;
   std::vector<float> sinks, slopes;  // per query head; empty: none
   bool with_positions = false;
+  bool with_lse = false;  // the optional lse output
   enum class Bias : uint8_t { none, values, alibi } bias = Bias::none;
   double scale = std::nan("");
   Positions q_pos, k_pos;
@@ -137,6 +154,7 @@ std::string describe(const AttentionSpec& s) {
   if (!s.sinks.empty()) str += fmt::format(" sinks=[{}]", fmt::join(s.sinks, ", "));
   if (!s.slopes.empty()) str += fmt::format(" alibi_slopes=[{}]", fmt::join(s.slopes, ", "));
   if (s.f32_bias) str += " f32 bias";
+  if (s.with_lse) str += " lse";
   if (!std::isnan(s.scale)) str += fmt::format(" scale={}", s.scale);
   if (s.with_positions)
     str += " q_positions=" + s.q_pos.describe() + " k_positions=" + s.k_pos.describe();
@@ -146,7 +164,8 @@ std::string describe(const AttentionSpec& s) {
   if (s.unused_slot) str += fmt::format(" v[{}]=(inf, -inf, nan, ...)", s.slot_key());
   if (any_strided(s.layouts)) {
     str += " layouts";
-    for (int i = 0; i < 8; ++i) str += fmt::format(" {}", layout_name(s.layouts[i]));
+    for (int i = 0; i < (s.with_lse ? 8 : 7); ++i)
+      str += fmt::format(" {}", layout_name(s.layouts[i]));
   }
   return str;
 }
@@ -176,6 +195,7 @@ AttentionCall build(const AttentionSpec& s, Arena& arena) {
   call.k = arena.alloc(s.dtype, {s.tk, s.hkv, s.d}, s.layouts[1]);
   call.v = arena.alloc(s.dtype, {s.tk, s.hkv, s.dv}, s.layouts[2]);
   call.out = arena.alloc(s.dtype, {s.tq, s.hq, s.dv}, s.layouts[3]);
+  if (s.with_lse) call.lse = arena.alloc(DType::f32, {s.tq, s.hq}, s.layouts[7]);
   s.q.apply(call.q);
   s.k.apply(call.k);
   s.v.apply(call.v);
@@ -203,8 +223,8 @@ AttentionCall build(const AttentionSpec& s, Arena& arena) {
     s.k_pos.store(*call.k_positions);
   }
   call.chunk_size = s.chunk_size;
-  call.sinks = per_head(s.sinks, arena, s.layouts[7]);
-  call.alibi_slopes = per_head(s.slopes, arena, s.layouts[7]);
+  call.sinks = per_head(s.sinks, arena, s.layouts[5]);
+  call.alibi_slopes = per_head(s.slopes, arena, s.layouts[5]);
   return call;
 }
 
@@ -268,6 +288,7 @@ rc::Gen<AttentionSpec> any_spec(bool specials, int64_t max_tq, int64_t max_tk, i
         {{4, rc::gen::just(0.0)}, {1, rc::gen::element(0.5, 1.0, 5.0, 30.0, 50.0)}});
     s.with_positions =
         (s.mask == Mask::causal || s.window_left >= 0) && *rc::gen::arbitrary<bool>();
+    s.with_lse = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     if (s.with_positions) {
       s.q_pos = *gen::positions(s.tq, kMaxPosition);
       s.k_pos = *gen::positions(s.tk, kMaxPosition);
@@ -322,6 +343,7 @@ void classify(const AttentionSpec& s) {
   RC_CLASSIFY(s.chunk_size > 0, "chunked");
   RC_CLASSIFY(!s.sinks.empty(), "sinks");
   RC_CLASSIFY(!s.slopes.empty(), "alibi");
+  RC_CLASSIFY(s.with_lse, "lse");
   RC_CLASSIFY(s.bias != AttentionSpec::Bias::none, "bias");
   RC_CLASSIFY(s.with_positions, "positions");
   RC_CLASSIFY(s.with_positions && (s.q_pos.long_range() || s.k_pos.long_range()), "long positions");
@@ -365,6 +387,7 @@ rc::Gen<ReorderSpec> reorder_spec(int64_t min_n, Mask mask, AttentionSpec::Bias 
     s.chunk_size = 0;
     s.sinks.clear();
     s.slopes.clear();
+    s.with_lse = false;  // compare_reordered reorders out only
     s.bias = bias;
     s.with_positions = false;
     if (generic) {
@@ -418,7 +441,7 @@ Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec&
   expected.out = reorder_rows(original.out, r.order, arena);
   // Two runs, each within the bound of the reference (in out's dtype units, dtype_bound).
   const double bound = metamorphic_bound(dtype_bound(original.out.dtype, impl.bound));
-  if (!last_row_only) return compare_in_units(expected, shuffled, bound);
+  if (!last_row_only) return compare_in_units(expected, shuffled, bound, bound);
   const int64_t n = r.attention.tq;
   auto last = [n](Tensor t) {
     t.data = static_cast<char*>(t.data) + (n - 1) * t.strides[0] * dtype_size(t.dtype);
@@ -429,12 +452,13 @@ Comparison compare_reordered(const Impl<AttentionCall>& impl, const ReorderSpec&
   e.q = g.q = last(shuffled.q);
   e.out = last(original.out);
   g.out = last(shuffled.out);
-  return compare_in_units(e, g, bound);
+  return compare_in_units(e, g, bound, bound);
 }
 
 // softmax(softcap(scale·QKᵀ) + bias + mask)·V in double with Eigen, head by head: an oracle written
-// apart from the scalar reference (finite inputs).
-Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
+// apart from the scalar reference (finite inputs). Into `lse`, if given (f64 [tq, hq]), each row's
+// ln Σ exp(score).
+Tensor eigen_attention(const AttentionCall& call, Arena& arena, const Tensor* lse = nullptr) {
   using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const int64_t tq = call.q.shape[0], hq = call.q.shape[1], d = call.q.shape[2];
   const int64_t tk = call.k.shape[0], group = hq / call.k.shape[1], dv = call.v.shape[2];
@@ -459,9 +483,12 @@ Tensor eigen_attention(const AttentionCall& call, Arena& arena) {
     const double sink = call.sink(h);  // in the maximum and the denominator
     for (int64_t i = 0; i < tq; ++i) {
       const double top = std::max(tk ? scores.row(i).maxCoeff() : -inf, sink);
-      if (top == -inf) continue;  // nothing visible: zeros
+      if (lse) store(*lse, lse->offset(i, h), top);
+      if (top == -inf) continue;  // nothing visible: zeros, lse −∞
       const Eigen::RowVectorXd w = (scores.row(i).array() - top).exp().matrix();
-      result.row(i) = (w * v) / (w.sum() + std::exp(sink - top));
+      const double total = w.sum() + (sink == -inf ? 0 : std::exp(sink - top));
+      result.row(i) = (w * v) / total;
+      if (lse) store(*lse, lse->offset(i, h), top + std::log(total));
     }
     for (int64_t i = 0; i < tq; ++i)
       for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), result(i, c));
@@ -476,10 +503,19 @@ std::vector<Property<AttentionCall>> attention_properties() {
       .any = any_spec(true, 12, 20, 72),
       .large = rc::gen::exec([] {
         AttentionSpec s = *any_spec(true, 0, 0, 1);
-        s.tq = *gen::uniform(16, 96);
-        s.tk = *gen::uniform(16, 96);
-        s.d = *rc::gen::element<int64_t>(32, 64, 80);
-        s.dv = *rc::gen::element<int64_t>(32, 64);
+        // One case in three decodes: a few queries against a long KV cache, where an optimized
+        // kernel may split the keys over its threads (split-KV); small head dims keep it cheap.
+        if (*rc::gen::weightedElement<bool>({{2, false}, {1, true}})) {
+          s.tq = *rc::gen::element<int64_t>(1, 1, 2, 4);
+          s.tk = *gen::uniform(512, 2048);
+          s.d = *rc::gen::element<int64_t>(4, 8, 16);
+          s.dv = *rc::gen::element<int64_t>(4, 16);
+        } else {
+          s.tq = *gen::uniform(16, 96);
+          s.tk = *gen::uniform(16, 96);
+          s.d = *rc::gen::element<int64_t>(32, 64, 80);
+          s.dv = *rc::gen::element<int64_t>(32, 64);
+        }
         if (s.with_positions) {
           s.q_pos = *gen::positions(s.tq, kMaxPosition);
           s.k_pos = *gen::positions(s.tk, kMaxPosition);
@@ -511,6 +547,7 @@ std::vector<Property<AttentionCall>> attention_properties() {
   ViewOf<Call> bias = [](Call& c) { return c.bias ? &*c.bias : nullptr; };
   ViewOf<Call> q_positions = [](Call& c) { return c.q_positions ? &*c.q_positions : nullptr; };
   ViewOf<Call> k_positions = [](Call& c) { return c.k_positions ? &*c.k_positions : nullptr; };
+  ViewOf<Call> lse = [](Call& c) { return c.lse ? &*c.lse : nullptr; };
   auto& m = problems.mutations;
   for (auto& x : view_mutations<Call>("q", q, false)) m.push_back(x);
   for (auto& x : view_mutations<Call>("k", k, false)) m.push_back(x);
@@ -522,8 +559,16 @@ std::vector<Property<AttentionCall>> attention_properties() {
   ViewOf<Call> slopes = [](Call& c) { return c.alibi_slopes ? &*c.alibi_slopes : nullptr; };
   for (auto& x : view_mutations<Call>("sinks", sinks, false)) m.push_back(x);
   for (auto& x : view_mutations<Call>("alibi_slopes", slopes, false)) m.push_back(x);
+  for (auto& x : view_mutations<Call>("lse", lse, true)) m.push_back(x);
   m.push_back(overlap_mutation<Call>("out", out, "q", q));
   m.push_back(overlap_mutation<Call>("out", out, "v", v));
+  m.push_back(overlap_mutation<Call>("lse", lse, "k", k));
+  m.push_back(overlap_mutation<Call>("lse", lse, "out", out));
+  m.push_back({"lse heads differ", [](Call& c, Arena&) {
+                 if (!c.lse) return false;
+                 --c.lse->shape[1];  // fewer, never more: a view stays within its allocation
+                 return true;
+               }});
   m.push_back(position_mutation<Call>("q position 2^24 + 1", q_positions,
                                       [](const Call&) { return kMaxPosition + 1; }));
   m.push_back(
@@ -665,13 +710,16 @@ std::vector<Property<AttentionCall>> attention_properties() {
                const Call got = build(s, arena);
                impl.run(got);
                Call expected = got;
-               expected.out = eigen_attention(got, arena);
+               Tensor lse = arena.alloc(DType::f64, {s.tq, s.hq});
+               expected.out = eigen_attention(got, arena, &lse);
+               if (got.lse) expected.lse = lse;
                // bound + ½ (the reference's rounding), both in out's dtype units
                // (dtype_bound), and 1/64 for the two oracles' fp64 evaluation orders
                // (relative errors of a few 2⁻⁵³ against a unit of at least 2⁻²⁴ of vmax,
                // larger still in bf16 and f16).
                const double units = exact_bound(dtype_bound(got.out.dtype, impl.bound)) + 1.0 / 64;
-               return Verdict::of(compare_in_units(expected, got, units), "vs Eigen");
+               const double lse_units = exact_bound(impl.bound.f32) + 1.0 / 64;
+               return Verdict::of(compare_in_units(expected, got, units, lse_units), "vs Eigen");
              });
            },
        .minimum =

@@ -26,7 +26,53 @@ enum class AttentionBug {
   split_keys_by_thread,      // each thread's key range is reduced in f32, then combined in f32
   bias_in_activation_dtype,  // reads the bias as if it had q's dtype (a kernel templated on one T)
   weighs_hidden_values,      // a hidden key gets weight 0 instead of being skipped: 0·∞ is NaN
+  split_kv_by_thread,        // decode only (tq ≤ 4, tk ≥ 512): one key block per thread, in f32
 };
+
+// lse[i, h] from a row's maximum, its sum of exp(score − maximum) and whether a visible score is
+// NaN, by the contract's rules (attention.h).
+void store_lse(const AttentionCall& call, int64_t i, int64_t h, double top, double total,
+               bool nan_row) {
+  if (!call.lse) return;
+  double lse = top == INFINITY ? top : top + std::log(total);
+  if (nan_row) lse = std::nan("");
+  store(*call.lse, call.lse->offset(i, h), lse);
+}
+
+// split_kv_by_thread's row: the keys in one block per thread (a block size that follows the
+// thread count), each block's maximum, sum and p·v in f32, the blocks merged in f32. Finite rows
+// only (the property that catches it, attention.threads, needs no more).
+void split_kv_row(const AttentionCall& call, int64_t i, int64_t h, const std::vector<double>& score,
+                  int threads) {
+  const Tensor& v = call.v;
+  const int64_t tk = call.k.shape[0], dv = v.shape[2],
+                kvh = h / (call.q.shape[1] / call.k.shape[1]);
+  const int64_t block = (tk + threads - 1) / threads;
+  float top = -INFINITY, total = 0;
+  std::vector<float> acc(dv, 0.0f), part(dv);
+  for (int64_t j0 = 0; j0 < tk; j0 += block) {
+    const int64_t j1 = std::min(tk, j0 + block);
+    float m = -INFINITY, l = 0;
+    for (int64_t j = j0; j < j1; ++j) m = std::max(m, static_cast<float>(score[j]));
+    if (m == -INFINITY) continue;
+    std::fill(part.begin(), part.end(), 0.0f);
+    for (int64_t j = j0; j < j1; ++j) {
+      if (score[j] == -INFINITY) continue;
+      const float p = std::exp(static_cast<float>(score[j]) - m);
+      l += p;
+      for (int64_t c = 0; c < dv; ++c)
+        part[c] += p * static_cast<float>(load(v, v.offset(j, kvh, c)));
+    }
+    const float new_top = std::max(top, m);
+    const float old_scale = std::exp(top - new_top), scale = std::exp(m - new_top);
+    total = total * old_scale + l * scale;
+    for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] * old_scale + part[c] * scale;
+    top = new_top;
+  }
+  for (int64_t c = 0; c < dv; ++c)
+    store(call.out, call.out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+  store_lse(call, i, h, top, total, false);
+}
 
 void attention_with(AttentionBug bug, const AttentionCall& call) {
   call.validate();
@@ -43,6 +89,7 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
   AttentionCall unmasked = call;  // what ignores_causal_mask sees: the window, if any, stays
   unmasked.mask = Mask::none;
   const AttentionCall& seen = bug == AttentionBug::ignores_causal_mask ? unmasked : call;
+  const bool split_kv = bug == AttentionBug::split_kv_by_thread && tq <= 4 && tk >= 512;
   for (int64_t h = 0; h < hq; ++h) {
     const int64_t kvh = bug == AttentionBug::gqa_wrong_head ? h % hkv : h / group;
     for (int64_t i = 0; i < tq; ++i) {
@@ -58,6 +105,17 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
         top = std::fmax(top, score[j]);
       }
       if (bug == AttentionBug::unstable_softmax) top = 0;
+      bool nan_row = false;  // a visible NaN score makes the row NaN, as in the reference
+      for (int64_t j = 0; j < keys; ++j) nan_row |= std::isnan(score[j]);
+      if (nan_row) {
+        for (int64_t c = 0; c < dv; ++c) store(out, out.offset(i, h, c), std::nan(""));
+        store_lse(call, i, h, top, 0, true);
+        continue;
+      }
+      if (split_kv) {
+        split_kv_row(call, i, h, score, threads);
+        continue;
+      }
       std::fill(acc.begin(), acc.end(), 0.0);
       double total = 0;
       if (bug == AttentionBug::split_keys_by_thread) {
@@ -96,6 +154,7 @@ void attention_with(AttentionBug bug, const AttentionCall& call) {
       }
       for (int64_t c = 0; c < dv; ++c)
         store(out, out.offset(i, h, c), total > 0 || std::isnan(total) ? acc[c] / total : 0.0);
+      store_lse(call, i, h, top, total, nan_row);
     }
   }
 }
@@ -116,6 +175,8 @@ enum class AttentionVariantBug {
   alibi_before_scale,     // scale·(q·k + alibi): the slope applied before the scale
   alibi_signed,           // slope·(k_pos − q_pos) for every key: later keys gain, not lose
   alibi_slot_distance,    // the distance between slots i + tk − tq and j, not the positions
+  lse_base2,        // lse as log2 of the denominator (FlashInfer's convention) where ln is asked
+  lse_without_max,  // ln Σ exp(score − max): the row maximum not added back
 };
 
 // The reference's arithmetic in fp64 (finite inputs), with the bug's idea of one variant.
@@ -211,6 +272,11 @@ void attention_variant_with(AttentionVariantBug bug, const AttentionCall& call) 
       }
       for (int64_t c = 0; c < dv; ++c)
         store(out, out.offset(i, h, c), total > 0 || std::isnan(total) ? acc[c] / total : 0.0);
+      if (!call.lse) continue;
+      double lse = top + std::log(total);  // −∞ when no key is visible
+      if (bug == B::lse_base2) lse /= std::log(2.0);
+      if (bug == B::lse_without_max) lse = std::log(total);
+      store(*call.lse, call.lse->offset(i, h), lse);
     }
 }
 
@@ -243,6 +309,10 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
        "weighs a masked key by p = 0 instead of skipping it, so an ∞ in an unused KV-cache slot "
        "turns the rows that cannot see it into NaN",
        "attention.differential"},
+      {make("split_kv_by_thread", B::split_kv_by_thread, true),
+       "decode with a long KV cache only: splits the keys into one block per thread, reduced and "
+       "merged in f32, so the bits follow the thread count",
+       "attention.threads"},
   };
   using V = AttentionVariantBug;
   auto make_variant = [](const char* name, V bug) {
@@ -290,6 +360,12 @@ std::vector<Broken<AttentionCall>> broken_implementations<AttentionCall>() {
                   "measures the ALiBi distance between slots, not positions (contiguous positions "
                   "assumed)",
                   "attention.key_permutation"});
+  list.push_back({make_variant("lse_base2", V::lse_base2),
+                  "returns log2 of the softmax denominator as lse, which the contract asks in ln",
+                  "attention.lse_merge"});
+  list.push_back({make_variant("lse_without_max", V::lse_without_max),
+                  "returns ln Σ exp(score − max) as lse, forgetting to add the row maximum back",
+                  "attention.lse_merge"});
   add_generic(list, "attention");
   return list;
 }

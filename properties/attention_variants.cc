@@ -12,12 +12,10 @@
 #include <optional>
 #include <vector>
 
-#include "properties/generic.h"
+#include "properties/attention.h"
 
 namespace posenc::harness {
 
-// attention.cc: two runs of an implementation of bound `bound`, in the family's tolerance unit.
-Comparison compare_two_runs(const AttentionCall& a, const AttentionCall& b, double bound);
 // attention.cc: per-head sink logits and ALiBi slopes of the family's generator.
 rc::Gen<std::vector<float>> any_sinks(int64_t n);
 rc::Gen<std::vector<float>> any_slopes(int64_t n);
@@ -319,6 +317,171 @@ bool some_row_sees_nothing(const AttentionCall& call) {
   return false;
 }
 
+// ---- the log-sum-exp output ----
+
+// A problem for attention.lse_merge: a variant problem, with a window, a softcap and a bias
+// sometimes, and a partition of its keys into A (in_a[j]) and B: a prefix and the rest (a KV
+// cache split in blocks) or any subset.
+struct MergeSpec {
+  VariantSpec base;
+  int64_t window_left = -1;
+  double softcap = 0;
+  bool bias = false;
+  Fill bias_values;
+  bool prefix = false;
+  std::vector<int> in_a;  // 1: key j is in A, 0: in B
+
+  std::vector<int64_t> keys(int in) const {
+    std::vector<int64_t> keys;
+    for (int64_t j = 0; j < base.tk; ++j)
+      if (in_a[j] == in) keys.push_back(j);
+    return keys;
+  }
+};
+
+void showValue(const MergeSpec& s, std::ostream& os) {
+  showValue(s.base, os);
+  if (s.window_left >= 0) os << " window_left=" << s.window_left;
+  if (s.softcap > 0) os << " softcap=" << s.softcap;
+  if (s.bias) os << " bias=(" << s.bias_values.describe() << ")";
+  os << " A = keys [";
+  const std::vector<int64_t> a = s.keys(1);
+  for (size_t n = 0; n < a.size(); ++n) os << (n ? ", " : "") << a[n];
+  os << "]";
+}
+
+rc::Gen<MergeSpec> merge_spec() {
+  return rc::gen::exec([] {
+    MergeSpec s;
+    s.base = *variant_spec();
+    s.window_left = *rc::gen::weightedOneOf<int64_t>(
+        {{3, rc::gen::just<int64_t>(-1)}, {1, gen::uniform(0, 160)}});
+    s.softcap = *rc::gen::weightedElement<double>({{3, 0.0}, {1, 5.0}, {1, 50.0}});
+    s.bias = *rc::gen::arbitrary<bool>();
+    if (s.bias) s.bias_values = *gen::finite_fill(2);
+    const int64_t tk = s.base.tk;
+    s.prefix = *rc::gen::arbitrary<bool>();
+    if (s.prefix) {
+      const int64_t cut = *gen::uniform(0, tk);
+      s.in_a.assign(tk, 0);
+      std::fill(s.in_a.begin(), s.in_a.begin() + cut, 1);
+    } else {
+      s.in_a = *rc::gen::container<std::vector<int>>(tk, rc::gen::element(0, 1));
+    }
+    return s;
+  });
+}
+
+// The call of `s` over all its keys, with lse; with explicit positions when a mask or window
+// reads them, so that a subset of the keys can keep theirs.
+AttentionCall merge_full_call(const MergeSpec& s, Arena& arena) {
+  AttentionCall call = build(s.base, arena);
+  call.window_left = s.window_left;
+  call.softcap = s.softcap;
+  call.lse = arena.alloc(DType::f32, {s.base.tq, s.base.hq});
+  if (s.bias) {
+    call.bias = arena.alloc(DType::f32, {s.base.hq, s.base.tq, s.base.tk});
+    s.bias_values.apply(*call.bias);
+  }
+  if ((call.mask == Mask::causal || call.windowed()) && !call.q_positions) {
+    // The implicit ones shifted to start at 0 (q_pos = tk − tq + i is negative when tq > tk):
+    // the mask and the window read only their differences.
+    const int64_t shift = std::max<int64_t>(0, s.base.tq - s.base.tk);
+    const Tensor q_pos = arena.alloc(DType::i64, {s.base.tq});
+    const Tensor k_pos = arena.alloc(DType::i64, {s.base.tk});
+    for (int64_t i = 0; i < s.base.tq; ++i) store_index(q_pos, i, call.q_position(i) + shift);
+    for (int64_t j = 0; j < s.base.tk; ++j) store_index(k_pos, j, call.k_position(j) + shift);
+    call.q_positions = q_pos;
+    call.k_positions = k_pos;
+  }
+  return call;
+}
+
+// `full` over the keys `keys` only: their rows of k and v, their positions and bias columns; the
+// same q, fresh out and lse.
+AttentionCall key_subset(const AttentionCall& full, const std::vector<int64_t>& keys,
+                         Arena& arena) {
+  const int64_t n = static_cast<int64_t>(keys.size());
+  const int64_t tq = full.q.shape[0], hq = full.q.shape[1], hkv = full.k.shape[1];
+  AttentionCall call = full;
+  call.k = arena.alloc(full.k.dtype, {n, hkv, full.k.shape[2]});
+  call.v = arena.alloc(full.v.dtype, {n, hkv, full.v.shape[2]});
+  call.out = arena.alloc(full.out.dtype, {tq, hq, full.out.shape[2]});
+  call.lse = arena.alloc(DType::f32, {tq, hq});
+  for (int64_t m = 0; m < n; ++m)
+    for (int64_t h = 0; h < hkv; ++h) {
+      for (int64_t c = 0; c < full.k.shape[2]; ++c)
+        store(call.k, call.k.offset(m, h, c), load(full.k, full.k.offset(keys[m], h, c)));
+      for (int64_t c = 0; c < full.v.shape[2]; ++c)
+        store(call.v, call.v.offset(m, h, c), load(full.v, full.v.offset(keys[m], h, c)));
+    }
+  if (full.k_positions) {
+    call.k_positions = arena.alloc(DType::i64, {n});
+    for (int64_t m = 0; m < n; ++m) store_index(*call.k_positions, m, full.k_position(keys[m]));
+  }
+  if (full.bias) {
+    call.bias = arena.alloc(DType::f32, {hq, tq, n});
+    for (int64_t h = 0; h < hq; ++h)
+      for (int64_t i = 0; i < tq; ++i)
+        for (int64_t m = 0; m < n; ++m)
+          store(*call.bias, call.bias->offset(h, i, m),
+                load(*full.bias, full.bias->offset(h, i, keys[m])));
+  }
+  return call;
+}
+
+// The runs over A and B merged in fp64 (l = ln(e^lA + e^lB), out = wA·outA + wB·outB with
+// wA = e^(lA − l)), against the run over A ∪ B. Each run lies within bound + ½ of exact in its
+// own units, so the allowed difference is the sum of the full run's, wA·A's and wB·B's; an error
+// δ in lA or lB moves wA by wA·wB·δ and the merged output by wA·wB·|outA − outB|·δ, allowed in
+// lse's units and bound (the f32 one).
+Comparison compare_merged(const AttentionCall& full, const AttentionCall& a, const AttentionCall& b,
+                          const Bound& bound) {
+  const int64_t tq = full.q.shape[0], hq = full.q.shape[1], dv = full.v.shape[2];
+  const DType dtype = full.out.dtype;
+  const AttentionUnits unit(full, dtype), unit_a(a, dtype), unit_b(b, dtype);
+  const double out_bound = exact_bound(dtype_bound(dtype, bound));
+  const double lse_bound = exact_bound(bound.f32);
+  Arena arena;
+  const Tensor out = arena.alloc(DType::f64, {tq, hq, dv}), lse = arena.alloc(DType::f64, {tq, hq});
+  std::vector<double> out_unit(tq * hq * dv), lse_unit(tq * hq);
+  for (int64_t i = 0; i < tq; ++i)
+    for (int64_t h = 0; h < hq; ++h) {
+      const double la = load(*a.lse, a.lse->offset(i, h)), lb = load(*b.lse, b.lse->offset(i, h));
+      const double top = std::max(la, lb);
+      double l = top, wa = 0, wb = 0;
+      if (top > -INFINITY) {
+        const double ea = std::exp(la - top), eb = std::exp(lb - top);
+        l = top + std::log(ea + eb);
+        wa = ea / (ea + eb);
+        wb = eb / (ea + eb);
+      }
+      store(lse, lse.offset(i, h), l);
+      // A side of weight 0 adds nothing (its lse is −∞, whose unit is ∞).
+      const double ula = wa > 0 ? unit_a.of_lse(i, h, la) : 0;
+      const double ulb = wb > 0 ? unit_b.of_lse(i, h, lb) : 0;
+      const double full_lse = load(*full.lse, full.lse->offset(i, h));
+      lse_unit[i * hq + h] = unit.of_lse(i, h, full_lse) + wa * ula + wb * ulb;
+      for (int64_t c = 0; c < dv; ++c) {
+        const double oa = load(a.out, a.out.offset(i, h, c));
+        const double ob = load(b.out, b.out.offset(i, h, c));
+        store(out, out.offset(i, h, c), wa * oa + wb * ob);
+        double u = unit.of_out(i, h, c);
+        if (wa > 0) u += wa * unit_a.of_out(i, h, c);
+        if (wb > 0) u += wb * unit_b.of_out(i, h, c);
+        if (wa > 0 && wb > 0)
+          u += lse_bound / out_bound * wa * wb * std::fabs(oa - ob) * (ula + ulb);
+        out_unit[(i * hq + h) * dv + c] = u;
+      }
+    }
+  Comparison cmp = harness::compare("out", full.out, out, out_bound, [&](const int64_t* ix) {
+    return out_unit[(ix[0] * hq + ix[1]) * dv + ix[2]];
+  });
+  cmp.merge(harness::compare("lse", *full.lse, lse, lse_bound,
+                             [&](const int64_t* ix) { return lse_unit[ix[0] * hq + ix[1]]; }));
+  return cmp;
+}
+
 }  // namespace
 
 std::vector<Property<AttentionCall>> attention_variant_properties() {
@@ -600,6 +763,36 @@ std::vector<Property<AttentionCall>> attention_variant_properties() {
                          });
                        },
                    .minimum = dtype_shares({{"alibi", 0.3}})});
+
+  props.push_back(
+      {.name = "attention.lse_merge",
+       .statement = "out and lse over disjoint key sets A and B merge into those over A ∪ B: "
+                    "l = ln(e^lA + e^lB), out = e^(lA − l)·outA + e^(lB − l)·outB",
+       .body =
+           [](Case<Call>& c) {
+             const MergeSpec s = *merge_spec();
+             classify(s.base);
+             RC_CLASSIFY(s.prefix, "prefix");
+             RC_CLASSIFY(s.window_left >= 0, "window");
+             RC_CLASSIFY(s.softcap > 0, "softcap");
+             RC_CLASSIFY(s.bias, "bias");
+             const std::vector<int64_t> keys_a = s.keys(1), keys_b = s.keys(0);
+             RC_CLASSIFY(keys_a.empty() || keys_b.empty(), "A or B empty");
+             Arena probe;
+             const Call shape = merge_full_call(s, probe);
+             c.each(shape, [&](const Impl<Call>& impl) {
+               Arena arena;
+               const Call full = merge_full_call(s, arena);
+               const Call a = key_subset(full, keys_a, arena), b = key_subset(full, keys_b, arena);
+               impl.run(full);
+               impl.run(a);
+               impl.run(b);
+               return Verdict::of(compare_merged(full, a, b, impl.bound),
+                                  "A and B merged by their lse vs A ∪ B");
+             });
+           },
+       .needs = variant::attention_lse,
+       .minimum = dtype_shares({{"causal", 0.3}, {"prefix", 0.3}, {"bias", 0.3}})});
 
   return props;
 }

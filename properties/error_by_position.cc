@@ -6,19 +6,29 @@
 #include <bit>
 #include <limits>
 
+#include "properties/property.h"
+
 namespace posenc::harness {
 
 namespace {
 
-// The first of `candidates` that `impl` supports, as a problem; an empty label if none.
+// The first of `candidates` that `impl` supports (variants and conventions), as a problem; an
+// empty label if none.
 template <class Call, class Build>
 Problem<Call> first_supported(const Impl<Call>& impl, const std::vector<Build>& candidates,
                               const std::string& label) {
   for (const Build& build : candidates) {
     Arena probe;
-    if (supports(impl, build(probe))) return {label, build};
+    if (missing_variants(build(probe), impl.variants) == 0) return {label, build};
   }
   return {};
+}
+
+// Positions as int64, or int32 for a kernel that takes no others (every band fits).
+template <class Call>
+DType position_dtype(const Impl<Call>& impl) {
+  return variant::with_conventions(impl.variants) & variant::positions_i64 ? DType::i64
+                                                                           : DType::i32;
 }
 
 std::string band_label(int64_t lo, int64_t hi) {
@@ -30,12 +40,13 @@ std::string band_label(int64_t lo, int64_t hi) {
 Problem<SinusoidalCall> band_problem(const Impl<SinusoidalCall>& impl, int64_t lo, int64_t hi,
                                      DType dtype) {
   using Build = std::function<SinusoidalCall(Arena&)>;
+  const DType index = position_dtype(impl);
   auto make = [=](bool add) -> Build {
     return [=](Arena& arena) {
       Values values(static_cast<uint64_t>(hi));
       SinusoidalCall call;
       call.out = arena.alloc(dtype, {16, 64});
-      call.positions = arena.alloc(DType::i64, {16});
+      call.positions = arena.alloc(index, {16});
       values.fill_index(*call.positions, lo, hi);
       if (add) {
         call.x = arena.alloc(dtype, {16, 64});
@@ -49,6 +60,7 @@ Problem<SinusoidalCall> band_problem(const Impl<SinusoidalCall>& impl, int64_t l
 
 Problem<RopeCall> band_problem(const Impl<RopeCall>& impl, int64_t lo, int64_t hi, DType dtype) {
   using Build = std::function<RopeCall(Arena&)>;
+  const DType index = position_dtype(impl);
   // On-the-fly angles, unscaled: the angle p·ω is what a long position stresses. A cache would
   // need 2^24 rows.
   auto make = [=](RopeLayout layout, bool key) -> Build {
@@ -63,7 +75,7 @@ Problem<RopeCall> band_problem(const Impl<RopeCall>& impl, int64_t lo, int64_t h
         call.k_out = arena.alloc(dtype, {16, 1, 64});
         values.fill(*call.k);
       }
-      call.positions = arena.alloc(DType::i64, {16});
+      call.positions = arena.alloc(index, {16});
       values.fill_index(call.positions, lo, hi);
       call.rotary_dim = 64;
       call.layout = layout;
@@ -81,14 +93,15 @@ Problem<RopeCall> band_problem(const Impl<RopeCall>& impl, int64_t lo, int64_t h
 // bias is what a long position stresses (ALiBi's slope times the distance, T5's bucket of it).
 Problem<AlibiCall> band_problem(const Impl<AlibiCall>& impl, int64_t lo, int64_t hi, DType dtype) {
   using Build = std::function<AlibiCall(Arena&)>;
+  const DType index = position_dtype(impl);
   auto make = [=](bool causal) -> Build {
     return [=](Arena& arena) {
       Values values(static_cast<uint64_t>(hi));
       AlibiCall call;
       call.n_heads = 8;
       call.causal = causal;
-      call.q_positions = arena.alloc(DType::i64, {16});
-      call.k_positions = arena.alloc(DType::i64, {16});
+      call.q_positions = arena.alloc(index, {16});
+      call.k_positions = arena.alloc(index, {16});
       values.fill_index(call.q_positions, lo, hi);
       values.fill_index(call.k_positions, lo, hi);
       call.bias = arena.alloc(dtype, {8, 16, 16});
@@ -100,13 +113,14 @@ Problem<AlibiCall> band_problem(const Impl<AlibiCall>& impl, int64_t lo, int64_t
 
 Problem<T5Call> band_problem(const Impl<T5Call>& impl, int64_t lo, int64_t hi, DType dtype) {
   using Build = std::function<T5Call(Arena&)>;
+  const DType index = position_dtype(impl);
   auto make = [=](bool bidirectional) -> Build {
     return [=](Arena& arena) {
       Values values(static_cast<uint64_t>(hi));
       T5Call call;
       call.bidirectional = bidirectional;
-      call.q_positions = arena.alloc(DType::i64, {16});
-      call.k_positions = arena.alloc(DType::i64, {16});
+      call.q_positions = arena.alloc(index, {16});
+      call.k_positions = arena.alloc(index, {16});
       values.fill_index(call.q_positions, lo, hi);
       values.fill_index(call.k_positions, lo, hi);
       call.table = arena.alloc(dtype, {call.n_buckets, 4});

@@ -6,8 +6,35 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
+#include <tuple>
+
+#include "properties/property.h"
 
 namespace posenc::harness {
+
+namespace {
+
+// A generator that reads declared() when it generates, not when it is built: a family may build
+// its generators once, outside any DeclaredScope.
+template <class T, class Make>
+rc::Gen<T> when_generated(Make make) {
+  return rc::Gen<T>([make](const rc::Random& random, int size) { return make()(random, size); });
+}
+
+}  // namespace
+
+namespace gen {
+
+std::vector<size_t> declared_indices(const std::vector<uint64_t>& needs) {
+  std::vector<size_t> some, all;
+  for (size_t i = 0; i < needs.size(); ++i) {
+    all.push_back(i);
+    if (declared().has(needs[i])) some.push_back(i);
+  }
+  return some.empty() ? all : some;
+}
+
+}  // namespace gen
 
 namespace {
 
@@ -120,12 +147,20 @@ rc::Gen<float> f32() {
       },
       rc::gen::arbitrary<bool>(), uniform(1, (1 << 23) - 1));
   const float inf = std::numeric_limits<float>::infinity();
-  return rc::gen::weightedOneOf<float>({
-      {6, normal},
-      {2, rc::gen::element(0.0f, -0.0f)},
-      {2, subnormal},
-      {1, rc::gen::element(inf, -inf)},
-      {1, rc::gen::just(std::numeric_limits<float>::quiet_NaN())},
+  return when_generated<float>([=] {
+    if (!declared().has(variant::nonfinite_inputs))  // a kernel declaring finite inputs only
+      return rc::gen::weightedOneOf<float>({
+          {6, normal},
+          {2, rc::gen::element(0.0f, -0.0f)},
+          {2, subnormal},
+      });
+    return rc::gen::weightedOneOf<float>({
+        {6, normal},
+        {2, rc::gen::element(0.0f, -0.0f)},
+        {2, subnormal},
+        {1, rc::gen::element(inf, -inf)},
+        {1, rc::gen::just(std::numeric_limits<float>::quiet_NaN())},
+    });
   });
 }
 
@@ -205,6 +240,12 @@ rc::Gen<Positions> positions(int64_t count, int64_t max) {
         return v;
       },
       rc::gen::container<V>(n, uniform(0, 3)), rc::gen::container<V>(4, uniform(0, max)));
+  // The edges of binades, where a float position or angle changes its rounding step: 2^k − 1
+  // and 2^k for k ≤ 24 (2^24 itself included), clamped to max.
+  auto edges = rc::gen::container<V>(n, rc::gen::map(uniform(0, 49), [max](int64_t e) {
+                                       const int64_t v = (int64_t{1} << (e / 2)) - (e % 2 == 0);
+                                       return std::min(v, max);
+                                     }));
   auto pattern = count == 0 ? rc::gen::just(Kind("empty", V{}))
                             : rc::gen::weightedOneOf<Kind>({
                                   {3, kind("small", in(0, std::min<int64_t>(max, 63)))},
@@ -213,12 +254,13 @@ rc::Gen<Positions> positions(int64_t count, int64_t max) {
                                   {1, kind("duplicated", duplicated)},
                                   {1, kind("descending", descending)},
                                   {2, kind("varlen", varlen)},
+                                  {1, kind("binade edges", edges)},
                               });
   return rc::gen::apply(
       [](Kind k, DType dtype) {
         return Positions{std::move(k.second), dtype, std::move(k.first)};
       },
-      pattern, rc::gen::weightedElement<DType>({{3, DType::i64}, {1, DType::i32}}));
+      pattern, position_dtype());
 }
 
 rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk) {
@@ -234,18 +276,32 @@ rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t
       },
       rc::gen::weightedOneOf<int64_t>(
           {{2, rc::gen::just<int64_t>(0)}, {1, uniform(0, kMaxPosition)}}),
-      rc::gen::weightedElement<DType>({{3, DType::i64}, {1, DType::i32}}));
+      position_dtype());
   auto independent = rc::gen::apply([](Positions q, Positions k) { return Pair(q, k); },
                                     positions(tq, kMaxPosition), positions(tk, kMaxPosition));
   return rc::gen::weightedOneOf<Pair>({{1, cache}, {2, independent}});
 }
 
+rc::Gen<DType> position_dtype() {
+  return when_generated<DType>([] {
+    return declared_element<DType>(
+        {{3, DType::i64, variant::positions_i64}, {1, DType::i32, variant::positions_i32}});
+  });
+}
+
 rc::Gen<DType> float_dtype() {
-  return rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}, {1, DType::f16}});
+  return when_generated<DType>([] {
+    return declared_element<DType>({{2, DType::f32, variant::f32},
+                                    {1, DType::bf16, variant::bf16},
+                                    {1, DType::f16, variant::f16}});
+  });
 }
 
 rc::Gen<DType> cache_dtype() {
-  return rc::gen::weightedElement<DType>({{2, DType::f32}, {1, DType::bf16}});
+  return when_generated<DType>([] {
+    return declared_element<DType>(
+        {{2, DType::f32, variant::f32}, {1, DType::bf16, variant::bf16}});
+  });
 }
 
 rc::Gen<Layout> layout() {
@@ -253,6 +309,14 @@ rc::Gen<Layout> layout() {
 }
 
 rc::Gen<Layouts> layouts() {
+  return when_generated<Layouts>([] {
+    if (!declared().has(variant::strided))
+      return rc::gen::just(uniform_layouts(Layout::contiguous));
+    return any_layouts();
+  });
+}
+
+rc::Gen<Layouts> any_layouts() {
   auto mixed = rc::gen::map(rc::gen::container<std::vector<Layout>>(8, layout()),
                             [](const std::vector<Layout>& v) {
                               Layouts l = uniform_layouts(Layout::contiguous);

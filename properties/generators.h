@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,7 @@ struct Fill {
 struct Positions {
   std::vector<int64_t> values;
   DType dtype = DType::i64;
-  std::string kind;  // "small", "long", "near max", "duplicated", "descending", "varlen"
+  std::string kind;  // "small", "long", "near max", "duplicated", "descending", "varlen", ...
 
   int64_t max() const;
   bool long_range() const { return max() >= (int64_t{1} << 20); }
@@ -57,6 +58,7 @@ namespace gen {
 
 // Every class of f32: ±0, subnormals, normals of every binade, ±∞ and NaN. (RapidCheck's
 // arbitrary<float> only yields moderate normal values.) Shrinks toward 0 and toward magnitude 1.
+// Declared: no ±∞ or NaN for a kernel declaring finite inputs only (posenc/conventions.h).
 rc::Gen<float> f32();
 // A uniform integer in [lo, hi] whatever RapidCheck's size; shrinks toward lo.
 rc::Gen<int64_t> uniform(int64_t lo, int64_t hi);
@@ -70,21 +72,46 @@ rc::Gen<Fill> fill();
 // Finite, moderate contents for properties whose math assumes ordinary numbers: magnitudes
 // within 2^±`spread`, no specials.
 rc::Gen<Fill> finite_fill(int spread = 4);
-// `count` positions in [0, max]: small, long (up to max), near max, duplicated, descending, or
-// packed varlen sequences each counting up from its own offset. i64 or i32.
+// `count` positions in [0, max]: small, long (up to max), near max, duplicated, descending,
+// packed varlen sequences each counting up from its own offset, or binade edges (2^k − 1, 2^k,
+// 2^24). i64 or i32.
 rc::Gen<Positions> positions(int64_t count, int64_t max);
 // Query and key positions for a bias: independent (as gen::positions), or a KV cache: keys
 // offset … offset + tk − 1 and queries its last tq (prefill or decode), the offset up to 2²⁴.
 rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk);
+// The generators below marked "declared" draw only what the implementations under test declare
+// (declared(), property.h): for the built-in ones, everything.
+// One of `entries` (weight, value, the variant bits it needs) drawn as rc::gen::weightedElement
+// draws, among those whose bits are declared; among all when none is (no case can run then, and
+// the runner names the variants its cases needed).
+// Reads declared() when called: call it where the case is generated (inside rc::gen::exec).
+std::vector<size_t> declared_indices(const std::vector<uint64_t>& needs);
+template <class T>
+rc::Gen<T> declared_element(const std::vector<std::tuple<size_t, T, uint64_t>>& entries) {
+  std::vector<uint64_t> needs;
+  for (const auto& e : entries) needs.push_back(std::get<2>(e));
+  std::vector<size_t> weights;
+  std::vector<T> values;
+  for (size_t i : declared_indices(needs)) {
+    weights.push_back(std::get<0>(entries[i]));
+    values.push_back(std::get<1>(entries[i]));
+  }
+  // rc::gen::weightedElement's own generator (which takes only an initializer list).
+  return rc::gen::detail::WeightedElementGen<T>(std::move(weights), std::move(values));
+}
+// Positions' dtype: i64 three times as often as i32. Declared (int32 or int64 only).
+rc::Gen<DType> position_dtype();
 // The dtype of a call's activations and outputs: f32 half the time, bf16 and f16 a quarter each;
-// shrinks toward f32. Each family generates it as one more dimension of the same cases, so an
-// implementation that declares f32 only still runs about half of them (dtype_shares in generic.h).
+// shrinks toward f32. Declared: a kernel declaring f32 only gets f32 in every case.
 rc::Gen<DType> float_dtype();
-// A rope cache's dtype: f32 twice as often as bf16 (rope.h, rope_cache.h).
+// A rope cache's dtype: f32 twice as often as bf16 (rope.h, rope_cache.h). Declared.
 rc::Gen<DType> cache_dtype();
 rc::Gen<Layout> layout();
 // Mostly all-contiguous; otherwise each slot independently contiguous, padded or permuted.
+// Declared: all contiguous for a kernel that does not declare strided views.
 rc::Gen<Layouts> layouts();
+// The same whatever is declared.
+rc::Gen<Layouts> any_layouts();
 
 // A rope base: mostly the usual 10⁴, 5·10⁵ or 10⁶, sometimes anything in [1.1, 10⁷].
 rc::Gen<double> rope_base();
@@ -94,6 +121,9 @@ rc::Gen<double> rope_base();
 rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t rotary_dim);
 // Any kind, then its parameters.
 rc::Gen<RopeScaling> any_scaling(int64_t rotary_dim);
+// Any kind the implementations under test declare (variant::scaling_bit), then its parameters;
+// reads declared() when called (inside rc::gen::exec).
+rc::Gen<RopeScaling> declared_scaling(int64_t rotary_dim);
 
 }  // namespace gen
 

@@ -1,6 +1,7 @@
 // The properties every family shares, written once over a family's problem generator:
 //   differential  every implementation agrees with the reference within its stated bound;
-//   guard_bytes   nothing is written outside the outputs (guards, padding, inputs);
+//   guard_bytes   nothing is written outside the outputs (guards, padding, inputs) and nothing
+//                 read outside the tensors (each flush against an inaccessible page);
 //   layouts       contiguous, padded and permuted views of the same tensors give the same bits;
 //   threads       1, 2, 3 and 7 threads give the same bits;
 //   bad_input     an invalid call raises posenc::Error naming the contract's argument, writing
@@ -163,8 +164,19 @@ struct Problems {
   std::vector<Mutation<Call>> mutations;
 };
 
-// Runs `impl` on a fresh build of `spec`, checking nothing was written outside the outputs.
-// Returns the call (its outputs live in `arena`), or a failure.
+// The call's tensors under their view-table names, for Arena::stray_read.
+template <class Call>
+std::vector<Arena::NamedView> named_views(const Call& call) {
+  std::vector<Arena::NamedView> named;
+  for_each_view(call, [&](const auto& field, const Tensor& t) {
+    named.push_back({field.name, t, field.is_output()});
+  });
+  return named;
+}
+
+// Runs `impl` on a fresh build of `spec`, checking nothing was written outside the outputs and,
+// in a read-guarded arena, nothing read outside the tensors. Returns the call (its outputs live
+// in `arena`), or a failure.
 template <class Call, class Spec>
 std::optional<std::string> run_guarded(const Impl<Call>& impl, const Problems<Call, Spec>& p,
                                        const Spec& spec, Arena& arena, Call& call) {
@@ -172,6 +184,9 @@ std::optional<std::string> run_guarded(const Impl<Call>& impl, const Problems<Ca
   arena.snapshot();
   impl.run(call);
   if (auto stray = arena.stray_write(outputs(call))) return "wrote outside its outputs: " + *stray;
+  if (auto stray = arena.stray_read(named_views(call)))
+    return *stray + ", with every tensor flush against an inaccessible page at its " +
+           read_guard_name(arena.guard());
   return std::nullopt;
 }
 
@@ -213,24 +228,30 @@ std::vector<Property<Call>> generic_properties(const std::string& family,
        .skip_reference = true,
        .minimum = p.minimum});
 
-  props.push_back(
-      {.name = family + ".guard_bytes",
-       .statement = "writes nothing outside its outputs: not the guards, padding or inputs",
-       .body =
-           [p](Case<Call>& c) {
-             const Spec spec = *p.any;
-             p.classify(spec);
-             Arena probe;
-             const Call shape = p.build(spec, probe);
-             c.each(shape, [&](const Impl<Call>& impl) {
-               Arena arena;
-               Call call;
-               if (auto stray = run_guarded(impl, p, spec, arena, call))
-                 return Verdict::fail(*stray);
-               return Verdict::pass();
-             });
-           },
-       .minimum = p.minimum});
+  props.push_back({.name = family + ".guard_bytes",
+                   .statement =
+                       "writes nothing outside its outputs (not the guards, padding or inputs) and "
+                       "reads nothing outside its tensors (each flush against an inaccessible page "
+                       "at its end, then at its start)",
+                   .body =
+                       [p](Case<Call>& c) {
+                         const Spec spec = *p.any;
+                         p.classify(spec);
+                         Arena probe;
+                         const Call shape = p.build(spec, probe);
+                         c.each(shape, [&](const Impl<Call>& impl) {
+                           // Two placements, so a read past either end of any tensor touches a
+                           // closed page.
+                           for (ReadGuard side : {ReadGuard::end, ReadGuard::start}) {
+                             Arena arena(side);
+                             Call call;
+                             if (auto stray = run_guarded(impl, p, spec, arena, call))
+                               return Verdict::fail(*stray);
+                           }
+                           return Verdict::pass();
+                         });
+                       },
+                   .minimum = p.minimum});
 
   props.push_back(
       {.name = family + ".layouts",

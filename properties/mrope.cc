@@ -92,35 +92,66 @@ rc::Gen<std::array<int64_t, 3>> section(MropeConvention convention, int64_t half
   });
 }
 
+// Under a pin (PinnedRope, property.h) the model's parameters, its mrope_section and convention
+// among them; positions below its max_position_embeddings.
+void apply_pin(MropeSpec& s) {
+  const PinnedRope* pin = pinned_rope();
+  if (!pin || !pin->mrope_section) return;
+  s.head_dim = pin->head_dim;
+  s.rotary_dim = pin->rotary_dim;
+  s.convention = pin->mrope_convention;
+  s.section = *pin->mrope_section;
+  s.layout = pin->layout;
+  s.base = pin->base;
+  s.scaling = pin->scaling;
+}
+
 struct MropeOptions {
   bool specials = true, needs_k = false, unit_factor = false, any_dtype = false;
   int64_t min_tokens = 0, max_tokens = 16;
 };
 
 rc::Gen<MropeSpec> mrope_spec(MropeOptions o) {
+  // Drawn inside what the implementations under test declare (declared()), as rope_spec.
   return rc::gen::exec([=] {
+    const Declared& d = declared();
     MropeSpec s;
     s.tokens =
         o.min_tokens > 0 ? *gen::sized(o.min_tokens, o.max_tokens) : *gen::count(o.max_tokens);
     s.hq = *gen::uniform(1, 4);
     s.hk = o.needs_k ? *gen::uniform(1, 4)
-                     : *rc::gen::weightedOneOf<int64_t>(
-                           {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
+           : !d.has(variant::mrope_key)
+               ? 0
+               : *rc::gen::weightedOneOf<int64_t>(
+                     {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
     s.head_dim = *rc::gen::weightedOneOf<int64_t>(
         {{1, rc::gen::just<int64_t>(128)}, {3, gen::sized(2, 160)}});
+    if (!d.has(variant::mrope_partial)) s.head_dim = s.head_dim / 2 * 2;
     const int64_t full = s.head_dim / 2 * 2;
-    s.rotary_dim = *rc::gen::weightedOneOf<int64_t>(
-        {{2, rc::gen::just(full)},
-         {1, rc::gen::map(gen::uniform(1, full / 2), [](int64_t h) { return 2 * h; })}});
-    s.convention = *rc::gen::element(MropeConvention::sectioned, MropeConvention::interleaved);
+    s.rotary_dim =
+        !d.has(variant::mrope_partial)
+            ? full
+            : *rc::gen::weightedOneOf<int64_t>(
+                  {{2, rc::gen::just(full)},
+                   {1, rc::gen::map(gen::uniform(1, full / 2), [](int64_t h) { return 2 * h; })}});
+    s.convention = d.has(variant::mrope_sectioned | variant::mrope_cycled)
+                       ? *rc::gen::element(MropeConvention::sectioned, MropeConvention::interleaved)
+                   : d.has(variant::mrope_cycled) ? MropeConvention::interleaved
+                                                  : MropeConvention::sectioned;
     s.section = *section(s.convention, s.rotary_dim / 2);
-    s.layout = *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved);
-    s.inverse = *rc::gen::arbitrary<bool>();
-    s.in_place = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+    s.layout = d.has(variant::mrope_half_split | variant::mrope_interleaved)
+                   ? *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved)
+               : d.has(variant::mrope_interleaved) ? RopeLayout::interleaved
+                                                   : RopeLayout::half_split;
+    s.inverse = d.has(variant::mrope_inverse) && *rc::gen::arbitrary<bool>();
+    s.in_place =
+        d.has(variant::in_place) && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.base = *gen::rope_base();
-    s.scaling = *gen::any_scaling(s.rotary_dim);
-    if (o.unit_factor) s.scaling.attention_factor = 1;
-    s.positions = *gen::positions(3 * s.tokens, kMaxPosition);
+    s.scaling = *gen::declared_scaling(s.rotary_dim);
+    apply_pin(s);
+    // Under a pin a property that needs f = 1 runs only when the model's is 1 (needs_unit_factor).
+    if (o.unit_factor && !pinned_rope()) s.scaling.attention_factor = 1;
+    s.positions = *gen::positions(3 * s.tokens, pinned_position_cap(kMaxPosition));
     auto values = o.specials ? gen::fill() : gen::finite_fill();
     s.q = *values;
     s.k = *values;
@@ -200,15 +231,15 @@ std::vector<Property<MropeCall>> mrope_properties() {
         // thread split itself is tested at 1280 tokens in optimized/mrope_test.cc).
         s.tokens = *gen::uniform(16, 64);
         s.hq = *gen::uniform(2, 4);
-        s.positions = *gen::positions(3 * s.tokens, kMaxPosition);
+        s.positions = *gen::positions(3 * s.tokens, pinned_position_cap(kMaxPosition));
         return s;
       }),
       .build = [](const MropeSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
       .minimum = dtype_shares({{"long positions", 0.15},
-                               {"partial", 0.15},
-                               {"interleaved axes", 0.3},
-                               {"interleaved pairs", 0.3},
+                               {"partial", 0.15, variant::mrope_partial},
+                               {"interleaved axes", 0.3, variant::mrope_cycled},
+                               {"interleaved pairs", 0.3, variant::mrope_interleaved},
                                {"in place", 0.15},
                                {"strided", 0.2}}),
   };
@@ -352,13 +383,16 @@ std::vector<Property<MropeCall>> mrope_properties() {
              const int axis = static_cast<int>(*gen::uniform(0, 2));
              // Tokens 0 (q) and 1 (k) at random positions; 2 and 3 the same with `axis` shifted.
              auto& p = s.positions.values;
+             // Under a pin every position stays below the model's max_position_embeddings.
+             const int64_t top = pinned_position_cap(kMaxPosition),
+                           near = std::min<int64_t>(4096, top / 2);
              for (int a = 0; a < 3; ++a) {
-               p[a] = *gen::uniform(0, 4096);
-               p[3 + a] = *gen::uniform(0, 4096);
+               p[a] = *gen::uniform(0, near);
+               p[3 + a] = *gen::uniform(0, near);
              }
              const int64_t shift = *rc::gen::weightedOneOf<int64_t>(
-                 {{1, gen::uniform(0, 4096)},
-                  {2, gen::uniform(0, kMaxPosition - std::max(p[axis], p[3 + axis]))}});
+                 {{1, gen::uniform(0, near)},
+                  {2, gen::uniform(0, top - std::max(p[axis], p[3 + axis]))}});
              for (int a = 0; a < 3; ++a) {
                p[6 + a] = p[a] + (a == axis ? shift : 0);
                p[9 + a] = p[3 + a] + (a == axis ? shift : 0);
@@ -411,7 +445,8 @@ std::vector<Property<MropeCall>> mrope_properties() {
              });
            },
        .needs = variant::mrope_key,
-       .minimum = {{"long shift", 0.3}}});
+       .minimum = {{"long shift", 0.3}},
+       .unpinnable = needs_unit_factor});
 
   props.push_back(
       {.name = "mrope.inverse",
@@ -444,7 +479,8 @@ std::vector<Property<MropeCall>> mrope_properties() {
                    "R⁻¹(p)·R(p)·x vs x");
              });
            },
-       .needs = variant::mrope_inverse});
+       .needs = variant::mrope_inverse,
+       .unpinnable = needs_unit_factor});
   return props;
 }
 

@@ -120,10 +120,11 @@ std::string json_report(const std::vector<ImplReport>& reports, const RunInfo& i
   s += fmt::format(
       "  \"tool\": \"posenc validate\",\n  \"profile\": {},\n  \"seed\": {},\n"
       "  \"cases_per_property\": {},\n  \"time_budget_seconds\": {},\n  \"seconds\": {},\n"
-      "  \"cut_short\": {},\n  \"implementations\": [",
+      "  \"cut_short\": {},\n  \"pinned\": {},\n  \"implementations\": [",
       json_string(info.profile), info.seed, info.cases,
       info.time_budget ? json_number(*info.time_budget) : "null", json_number(info.seconds),
-      cut_short(reports) ? "true" : "false");
+      cut_short(reports) ? "true" : "false",
+      info.pinned.empty() ? "null" : json_string(info.pinned));
   for (size_t i = 0; i < reports.size(); ++i) {
     const ImplReport& r = reports[i];
     const PropertyResult* t = r.tightest();
@@ -305,6 +306,8 @@ std::string html_report(const std::vector<ImplReport>& reports, const RunInfo& i
                    xml_escape(info.profile), info.seed, info.cases,
                    info.time_budget ? fmt::format(", time budget {:g} s", *info.time_budget) : "",
                    info.seconds);
+  if (!info.pinned.empty())
+    s += "<p>Rope parameters pinned to " + xml_escape(info.pinned) + ".</p>\n";
   if (cut_short(reports))
     s +=
         "<p class=\"FAIL\">The time budget cut the run short: " + xml_escape(cut_summary(reports)) +

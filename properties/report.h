@@ -19,6 +19,9 @@ struct RunInfo {
   int cases = 0;                      // per property
   std::optional<double> time_budget;  // seconds
   double seconds = 0;                 // the whole run
+  // The model whose rope parameters the run pinned (`--config`, PinnedRope): its config and
+  // layer, then the parameters; "" when none.
+  std::string pinned;
 };
 
 std::string write_json(const std::string& path, const std::vector<ImplReport>& reports,

@@ -119,37 +119,80 @@ RopeCall build(const RopeSpec& s, Arena& arena) {
   return call;
 }
 
+void apply_pin(RopeSpec& s) {
+  const PinnedRope* pin = pinned_rope();
+  if (!pin) return;
+  s.head_dim = pin->head_dim;
+  s.rotary_dim = pin->rotary_dim;
+  s.layout = pin->layout;
+  s.base = pin->base;
+  s.scaling = pin->scaling;
+}
+
 rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
+  // Drawn inside what the implementations under test declare (declared()): each undeclared
+  // variant is left out, the rest drawn as ever.
   return rc::gen::exec([=] {
+    const Declared& d = declared();
+    const bool partial = d.has(variant::rope_partial) || o.partial;
     RopeSpec s;
     s.tokens =
         o.min_tokens > 0 ? *gen::sized(o.min_tokens, o.max_tokens) : *gen::count(o.max_tokens);
-    s.hq = *gen::uniform(1, 4);
-    s.hk = o.needs_k ? *gen::uniform(1, 4)
-                     : *rc::gen::weightedOneOf<int64_t>(
-                           {{1, rc::gen::just<int64_t>(0)}, {3, gen::uniform(1, 4)}});
+    // Mostly 1–4 heads; in 1 case in 8 up to 128 (with a small head dim, so cases stay cheap)
+    // and GQA ratios up to 16, where a kernel that tiles heads (16 at a time) meets its edges.
+    const bool many_heads = *rc::gen::weightedElement<bool>({{7, false}, {1, true}});
+    s.hq = many_heads ? *gen::uniform(5, 128) : *gen::uniform(1, 4);
+    const auto kv_heads =
+        many_heads ? rc::gen::map(rc::gen::element<int64_t>(1, 2, 4, 8, 16),
+                                  [hq = s.hq](int64_t r) { return std::max<int64_t>(1, hq / r); })
+                   : gen::uniform(1, 4);
+    s.hk = o.needs_k ? *kv_heads
+           : !d.has(variant::rope_key)
+               ? 0
+               : *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just<int64_t>(0)}, {3, kv_heads}});
+    // Angles on the fly need a scaling kind declared, any one.
+    const uint64_t on_the_fly = d.has_any(variant::all_scalings) ? 0 : variant::all_scalings;
     s.cache = o.cache ? *o.cache
-                      : *rc::gen::weightedElement<Cache>(
-                            {{3, Cache::none}, {1, Cache::built}, {1, Cache::random}});
-    s.head_dim = *gen::sized(o.partial ? 3 : 2, s.cache == Cache::none ? 160 : 80);
+                      : *gen::declared_element<Cache>({{3, Cache::none, on_the_fly},
+                                                       {1, Cache::built, variant::rope_cached},
+                                                       {1, Cache::random, variant::rope_cached}});
+    // Small odd and even head dims, and in 1 case in 6 a model's (64 to 512; on the fly only, as
+    // a cache has a row of rotary_dim/2 per position).
+    const int64_t lo_dim = o.partial ? 3 : 2;
+    if (many_heads)
+      s.head_dim = *gen::sized(lo_dim, 8);
+    else if (s.cache == Cache::none && *rc::gen::weightedElement<bool>({{5, false}, {1, true}}))
+      s.head_dim = *rc::gen::element<int64_t>(64, 80, 96, 128, 256, 512);
+    else
+      s.head_dim = *gen::sized(lo_dim, s.cache == Cache::none ? 160 : 80);
+    if (!partial) s.head_dim = s.head_dim / 2 * 2;
     // Full rotary dim half the time; otherwise any even dim up to it (partial rotary).
     const int64_t full = s.head_dim / 2 * 2;
     s.rotary_dim =
-        o.partial
-            ? 2 * *gen::uniform(1, (s.head_dim - 1) / 2)
+        o.partial ? 2 * *gen::uniform(1, (s.head_dim - 1) / 2)
+        : !partial
+            ? full
             : *rc::gen::weightedOneOf<int64_t>(
                   {{1, rc::gen::just(full)},
                    {1, rc::gen::map(gen::uniform(1, full / 2), [](int64_t h) { return 2 * h; })}});
-    s.layout =
-        o.layout ? *o.layout : *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved);
-    s.inverse = *rc::gen::arbitrary<bool>();
-    s.in_place = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+    s.layout = o.layout ? *o.layout
+               : d.has(variant::rope_half_split | variant::rope_interleaved)
+                   ? *rc::gen::element(RopeLayout::half_split, RopeLayout::interleaved)
+               : d.has(variant::rope_interleaved) ? RopeLayout::interleaved
+                                                  : RopeLayout::half_split;
+    s.inverse = d.has(variant::rope_inverse) && *rc::gen::arbitrary<bool>();
+    s.in_place =
+        d.has(variant::in_place) && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.base = *gen::rope_base();
-    s.scaling = *gen::any_scaling(s.rotary_dim);
-    if (o.unit_factor) s.scaling.attention_factor = 1;
-    s.vllm = s.cache == Cache::built && *rc::gen::arbitrary<bool>();
-    s.positions =
-        *gen::positions(s.tokens, s.cache == Cache::none ? kMaxPosition : kCachedPositions);
+    // A cache's scaling too: a property may run the same problem on the fly.
+    s.scaling = *gen::declared_scaling(s.rotary_dim);
+    apply_pin(s);
+    // Under a pin a property that needs f = 1 runs only when the model's is 1 (needs_unit_factor).
+    if (o.unit_factor && !pinned_rope()) s.scaling.attention_factor = 1;
+    // A vLLM cache's cos and sin are views of one [rows, cos | sin] table: strided.
+    s.vllm = s.cache == Cache::built && d.has(variant::strided) && *rc::gen::arbitrary<bool>();
+    s.positions = *gen::positions(
+        s.tokens, pinned_position_cap(s.cache == Cache::none ? kMaxPosition : kCachedPositions));
     auto values = o.specials ? gen::fill() : gen::finite_fill();
     s.q = *values;
     s.k = *values;
@@ -169,6 +212,9 @@ void classify(const RopeSpec& s) {
   RC_CLASSIFY(s.rotary_dim / 2 % 16 != 0, "tail");
   RC_CLASSIFY(s.rotary_dim < s.head_dim, "partial");
   RC_CLASSIFY(s.hk > 0 && s.hk != s.hq, "GQA");
+  RC_CLASSIFY(s.hq > 16, "more than 16 heads");
+  RC_CLASSIFY(s.hk > 0 && s.hq >= 8 * s.hk, "GQA ratio >= 8");
+  RC_CLASSIFY(s.head_dim >= 64 && s.head_dim % 16 == 0, "model head dim");
   RC_CLASSIFY(s.layout == RopeLayout::interleaved, "interleaved");
   RC_CLASSIFY(s.cache != Cache::none, "cached");
   RC_CLASSIFY(s.in_place, "in place");
@@ -176,9 +222,11 @@ void classify(const RopeSpec& s) {
   RC_CLASSIFY(s.q.has_specials() || (s.hk && s.k.has_specials()), "specials");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
   RC_CLASSIFY(s.positions.kind == "varlen", "varlen");
+  RC_CLASSIFY(s.positions.kind == "binade edges", "positions at 2^k - 1 and 2^k");
   classify_dtype(s.dtype);
   RC_CLASSIFY(s.cache != Cache::none && s.cache_dtype == DType::bf16, "bf16 cache");
   if (s.cache == Cache::none) RC_TAG(scaling_name(s.scaling.kind));
+  if (s.cache != Cache::random) classify_switches(s.scaling);
 }
 
 // fp64 angles: ω from pow is within an ulp and the product p·ω rounds by ½ more, so an angle is
@@ -265,28 +313,41 @@ Problems<RopeCall, RopeSpec> rope_problems() {
         s.tokens = *gen::uniform(16, 128);
         s.hq = *gen::uniform(2, 8);
         s.head_dim = *rc::gen::element<int64_t>(64, 80, 128);
-        s.rotary_dim = std::min(s.rotary_dim, s.head_dim) / 2 * 2;
-        if (s.cache == Cache::none) s.scaling = *gen::any_scaling(s.rotary_dim);
+        s.rotary_dim = declared().has(variant::rope_partial)
+                           ? std::min(s.rotary_dim, s.head_dim) / 2 * 2
+                           : s.head_dim;
+        if (s.cache == Cache::none) s.scaling = *gen::declared_scaling(s.rotary_dim);
         if (s.cache == Cache::built && s.scaling.kind == K::longrope)
           s.scaling = *gen::scaling(K::none, s.rotary_dim);
-        s.positions =
-            *gen::positions(s.tokens, s.cache == Cache::none ? kMaxPosition : kCachedPositions);
+        apply_pin(s);
+        s.positions = *gen::positions(
+            s.tokens,
+            pinned_position_cap(s.cache == Cache::none ? kMaxPosition : kCachedPositions));
         return s;
       }),
       .build = [](const RopeSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = dtype_shares({{"long positions", 0.15},
+      .minimum = dtype_shares({{"long positions", 0.15, 0, variant::all_scalings},
                                {"tail", 0.3},
-                               {"partial", 0.2},
-                               {"GQA", 0.15},
-                               {"interleaved", 0.3},
-                               {"cached", 0.2},
+                               {"partial", 0.2, variant::rope_partial},
+                               {"GQA", 0.15, variant::rope_key},
+                               {"interleaved", 0.3, variant::rope_interleaved},
+                               {"cached", 0.2, variant::rope_cached},
                                {"in place", 0.15},
                                {"specials", 0.05},
                                {"strided", 0.2},
                                {"varlen", 0.05},
                                {"empty", 0.005},
-                               {"bf16 cache", 0.05}}),
+                               {"bf16 cache", 0.05, variant::rope_cached | variant::bf16},
+                               {"positions at 2^k - 1 and 2^k", 0.03},
+                               {"more than 16 heads", 0.05},
+                               {"GQA ratio >= 8", 0.01, variant::rope_key},
+                               {"model head dim", 0.05, 0, variant::all_scalings},
+                               {"seq_len at its switch", 0.02, 0,
+                                variant::scaling_bit(RopeScalingKind::dynamic_ntk) |
+                                    variant::scaling_bit(RopeScalingKind::longrope)},
+                               {"yarn factor <= 1, derived attention factor", 0.01,
+                                variant::scaling_bit(RopeScalingKind::yarn)}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> q_out = [](Call& c) { return &c.q_out; };

@@ -71,7 +71,11 @@ struct RopeOptions {
   int64_t min_tokens = 0, max_tokens = 16;
 };
 
+// Under a pin (PinnedRope, property.h) every generated spec has the model's parameters: head_dim,
+// rotary_dim, pair layout, base and scaling; positions stay below its max_position_embeddings.
 rc::Gen<RopeSpec> rope_spec(RopeOptions o);
+// The pin's parameters into `s` (nothing without a pin), for generators that redraw them.
+void apply_pin(RopeSpec& s);
 void classify(const RopeSpec& s);
 
 // The problems of the generic properties: any, large, and the bad-input mutations.

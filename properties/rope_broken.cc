@@ -31,6 +31,7 @@ enum class RopeBug {
   linear_multiplies,     // linear scaling multiplies ω by the factor instead of dividing
   cache_row_off_by_one,  // with a cache, reads row p + 1 (the last row for the last position)
   products_in_dtype,     // cos, sin and each product rounded to the activation dtype, then summed
+  heads_in_tiles_of_16,  // heads in tiles of 16, each tile reading the first one's input heads
 };
 
 void rope_with(RopeBug bug, const RopeCall& call) {
@@ -83,7 +84,8 @@ void rope_with(RopeBug bug, const RopeCall& call) {
     auto one = [&](const Tensor& x, const Tensor& out) {
       for (int64_t h = 0; h < x.shape[1]; ++h) {
         std::vector<double> row(x.shape[2]);
-        for (int64_t j = 0; j < x.shape[2]; ++j) row[j] = load(x, x.offset(t, h, j));
+        const int64_t from = bug == RopeBug::heads_in_tiles_of_16 ? h % 16 : h;
+        for (int64_t j = 0; j < x.shape[2]; ++j) row[j] = load(x, x.offset(t, from, j));
         std::vector<double> result = row;
         for (int64_t i = 0; i < rotated; ++i) {
           const int64_t j0 = layout == RopeLayout::half_split ? i : 2 * i;
@@ -148,6 +150,9 @@ std::vector<Broken<RopeCall>> broken_implementations<RopeCall>() {
       {make("products_in_dtype", B::products_in_dtype),
        "computes in the activation dtype, as apply_rotary_pos_emb on bf16 tensors: cos, sin and "
        "each product rounded to it before the sum (rounds twice)",
+       "rope.differential"},
+      {make("heads_in_tiles_of_16", B::heads_in_tiles_of_16),
+       "heads in tiles of 16 whose index wraps: from 17 heads up, head h reads head h mod 16",
        "rope.differential"},
   };
   add_generic(list, "rope");

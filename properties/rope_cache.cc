@@ -1,6 +1,7 @@
 // rope_cache: outputs, tolerance model and problems.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <tuple>
@@ -74,6 +75,17 @@ RopeCacheCall build(const CacheSpec& s, Arena& arena) {
   return call;
 }
 
+// Under a pin (PinnedRope, property.h) the model's rotary_dim, base and scaling, and rows
+// (positions) below its max_position_embeddings.
+void apply_pin(CacheSpec& s) {
+  const PinnedRope* pin = pinned_rope();
+  if (!pin) return;
+  s.d = pin->rotary_dim;
+  s.base = pin->base;
+  s.scaling = pin->scaling;
+  s.rows = std::min(s.rows, pin->position_cap(s.rows - 1) + 1);
+}
+
 // Rows from 1 up, now and then tens of thousands (with few pairs, to keep it cheap). With
 // any_dtype, an f32 or a bf16 table; else f32 (the mathematical properties' tolerances are f32's).
 rc::Gen<CacheSpec> cache_spec(int64_t min_rows, bool any_dtype = false) {
@@ -86,6 +98,7 @@ rc::Gen<CacheSpec> cache_spec(int64_t min_rows, bool any_dtype = false) {
     if (s.rows > 4096) s.d = std::min<int64_t>(s.d, 4);
     s.base = *gen::rope_base();
     s.scaling = *gen::any_scaling(s.d);
+    apply_pin(s);
     s.vllm = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.layouts = *gen::layouts();
     if (any_dtype) s.dtype = *gen::cache_dtype();
@@ -120,6 +133,7 @@ Problems<RopeCacheCall, CacheSpec> cache_problems() {
         s.rows = *gen::uniform(512, 4096);
         s.d = 2 * *gen::uniform(8, 32);
         s.scaling = *gen::any_scaling(s.d);
+        apply_pin(s);
         return s;
       }),
       .build = [](const CacheSpec& s, Arena& a) { return build(s, a); },

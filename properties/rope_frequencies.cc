@@ -56,6 +56,19 @@ std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d, DTyp
           view(both.as<char>() + d / 2 * dtype_size(dtype), dtype, {rows, d / 2}, {d, 1})};
 }
 
+void classify_switches(const RopeScaling& s) {
+  using K = RopeScalingKind;
+  const int64_t at = s.kind == K::dynamic_ntk ? s.max_position
+                     : s.kind == K::longrope  ? s.original_max_position
+                                              : -1;
+  RC_CLASSIFY(at >= 0 && s.seq_len == at, "seq_len at its switch");
+  RC_CLASSIFY(at >= 0 && (s.seq_len == at - 1 || s.seq_len == at + 1), "seq_len beside its switch");
+  RC_CLASSIFY(s.kind == K::yarn && s.factor <= 1 && std::isnan(s.attention_factor),
+              "yarn factor <= 1, derived attention factor");
+  RC_CLASSIFY(s.kind == K::yarn && s.factor <= 1 && !std::isnan(s.attention_factor),
+              "yarn factor <= 1, explicit attention factor");
+}
+
 namespace gen {
 
 rc::Gen<double> rope_base() {
@@ -80,6 +93,23 @@ rc::Gen<double> eighths(int64_t lo, int64_t hi) {
   return rc::gen::map(uniform(lo, hi), [](int64_t k) { return k / 8.0; });
 }
 
+// YaRN's factor: at or below 1 (where g(f, m) = 1, which old HF did not clamp) in about 2 cases
+// in 5, else as factor() (yarn_between still needs factors above 1 in half its cases).
+rc::Gen<double> yarn_factor() {
+  return rc::gen::weightedOneOf<double>({{1, eighths(1, 8)}, {4, factor()}});
+}
+
+// A length compared against `threshold` by a formula that switches there (LongRoPE's long
+// factors, dynamic NTK's rescaling): exactly it in 1 case in 3, one either side in 1 in 6, else
+// anywhere in [0, 4·threshold].
+rc::Gen<int64_t> around(int64_t threshold) {
+  return rc::gen::weightedOneOf<int64_t>({
+      {2, rc::gen::just(threshold)},
+      {1, rc::gen::element(threshold - 1, threshold + 1)},
+      {3, uniform(0, 4 * threshold)},
+  });
+}
+
 }  // namespace
 
 rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
@@ -98,16 +128,17 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
       case RopeScalingKind::dynamic_ntk:
         s.factor = *factor();
         s.max_position = *uniform(1, 8192);
-        s.seq_len = *uniform(0, 4 * s.max_position);
+        s.seq_len = *around(s.max_position);
         break;
       case RopeScalingKind::yarn:
-        s.factor = *factor();
+        s.factor = *yarn_factor();
         s.original_max_position = *uniform(1, 131072);
         s.beta_slow = *eighths(1, 16);
         s.beta_fast = s.beta_slow + *uniform(1, 64);
         s.mscale = *rc::gen::element(0.0, 0.707, 1.0, 1.2);
         s.mscale_all_dim = *rc::gen::element(0.0, 0.707, 1.0);
-        s.truncate = *rc::gen::arbitrary<bool>();
+        // A kernel may declare it always rounds the range (ggml; HF's truncate = true).
+        s.truncate = !declared().has(variant::yarn_untruncated) || *rc::gen::arbitrary<bool>();
         break;
       case RopeScalingKind::llama3:
         s.factor = *factor();
@@ -118,7 +149,7 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
       case RopeScalingKind::longrope: {
         s.factor = *factor();
         s.original_max_position = *uniform(2, 16384);
-        s.seq_len = *uniform(0, 4 * s.original_max_position);
+        s.seq_len = *around(s.original_max_position);
         const auto per_pair = rc::gen::container<std::vector<double>>(d / 2, eighths(1, 512));
         s.short_factor = *per_pair;
         s.long_factor = *per_pair;
@@ -137,6 +168,18 @@ rc::Gen<RopeScaling> any_scaling(int64_t d) {
                                         K::llama3, K::longrope)
                      : rc::gen::element(K::none, K::linear, K::yarn, K::llama3, K::longrope);
   return rc::gen::mapcat(kinds, [d](K kind) { return scaling(kind, d); });
+}
+
+rc::Gen<RopeScaling> declared_scaling(int64_t d) {
+  using K = RopeScalingKind;
+  if (declared().has(variant::all_scalings)) return any_scaling(d);
+  std::vector<K> kinds;
+  for (K kind : {K::none, K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3, K::longrope})
+    if (declared().has(variant::scaling_bit(kind)) &&
+        (d > 2 || (kind != K::ntk && kind != K::dynamic_ntk)))
+      kinds.push_back(kind);
+  if (kinds.empty()) return any_scaling(d);
+  return rc::gen::mapcat(rc::gen::elementOf(kinds), [d](K kind) { return scaling(kind, d); });
 }
 
 }  // namespace gen
@@ -188,6 +231,15 @@ RopeFrequenciesCall build(const FrequenciesSpec& s, Arena& arena) {
                              .attention_factor = arena.alloc(DType::f64, {1}, s.layouts[1])};
 }
 
+// Under a pin (PinnedRope, property.h) the model's rotary_dim, base and scaling.
+void apply_pin(FrequenciesSpec& s) {
+  const PinnedRope* pin = pinned_rope();
+  if (!pin) return;
+  s.d = pin->rotary_dim;
+  s.base = pin->base;
+  s.scaling = pin->scaling;
+}
+
 // `kind`: one scaling kind, or any when absent.
 rc::Gen<FrequenciesSpec> frequencies_spec(std::optional<RopeScalingKind> kind) {
   return rc::gen::exec([=] {
@@ -197,15 +249,27 @@ rc::Gen<FrequenciesSpec> frequencies_spec(std::optional<RopeScalingKind> kind) {
       s.d = std::max<int64_t>(s.d, 4);
     s.base = *gen::rope_base();
     s.scaling = kind ? *gen::scaling(*kind, s.d) : *gen::any_scaling(s.d);
+    apply_pin(s);
     s.layouts = *gen::layouts();
     return s;
   });
+}
+
+// Property::unpinnable of a property about one scaling kind.
+std::function<std::string(const PinnedRope&)> only_for(RopeScalingKind kind) {
+  return [kind](const PinnedRope& pin) {
+    return pin.scaling.kind == kind
+               ? std::string()
+               : fmt::format("is about {} scaling, and the model's is {}", scaling_name(kind),
+                             scaling_name(pin.scaling.kind));
+  };
 }
 
 void classify(const FrequenciesSpec& s) {
   RC_TAG(scaling_name(s.scaling.kind));
   RC_CLASSIFY(!std::isnan(s.scaling.attention_factor), "explicit attention factor");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
+  classify_switches(s.scaling);
 }
 
 // ω_i = base^(−2i/d), here in fp64 apart from any kernel: within 1 ulp (pow), 1.5 after a division.
@@ -246,6 +310,7 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
         FrequenciesSpec s = *frequencies_spec(std::nullopt);
         s.d = 2 * *gen::uniform(64, 512);
         s.scaling = *gen::any_scaling(s.d);
+        apply_pin(s);
         return s;
       }),
       .build = [](const FrequenciesSpec& s, Arena& a) { return build(s, a); },
@@ -255,7 +320,10 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                   {"longrope", 0.08},
                   {"dynamic_ntk", 0.08},
                   {"explicit attention factor", 0.08},
-                  {"strided", 0.2}},
+                  {"strided", 0.2},
+                  {"seq_len at its switch", 0.04},
+                  {"seq_len beside its switch", 0.015},
+                  {"yarn factor <= 1, derived attention factor", 0.015}},
   };
   ViewOf<Call> inv_freq = [](Call& c) { return &c.inv_freq; };
   ViewOf<Call> factor = [](Call& c) { return &c.attention_factor; };
@@ -311,28 +379,31 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
 
   auto props = generic_properties<Call>("rope_frequencies", problems);
 
-  props.push_back({.name = "rope_frequencies.dynamic_unscaled",
-                   .statement = "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
-                   .body =
-                       [](Case<Call>& c) {
-                         FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
-                         s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
-                         c.each([&](const Impl<Call>& impl) {
-                           const auto w = run_frequencies(impl, s);
-                           // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding:
-                           // f − 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' =
-                           // ω·(1 + δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is
-                           // within 1.
-                           const double slack = 2 * (s.scaling.factor + 1) + 1;
-                           Comparison worst;
-                           for (int64_t i = 0; i < s.d / 2; ++i)
-                             merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
-                                          ulp_f64(omega(s.base, i, s.d)),
-                                          [&] { return fmt::format("ω'[{}]", i); });
-                           return Verdict::of(worst);
-                         });
-                       },
-                   .needs = variant::scaling_bit(K::dynamic_ntk)});
+  props.push_back(
+      {.name = "rope_frequencies.dynamic_unscaled",
+       .statement = "dynamic NTK gives the unscaled ω while seq_len ≤ max_position",
+       .body =
+           [](Case<Call>& c) {
+             FrequenciesSpec s = *frequencies_spec(K::dynamic_ntk);
+             s.scaling.seq_len = *gen::uniform(0, s.scaling.max_position);
+             c.each([&](const Impl<Call>& impl) {
+               const auto w = run_frequencies(impl, s);
+               // base' = base·(f·L/L − (f − 1))^(d/(d−2)) is base only up to rounding:
+               // f − 1 costs ½ ulp of f, so (1 + δ) with |δ| ≤ (f + 1)·2⁻⁵³, and ω' =
+               // ω·(1 + δ)^(−2i/(d−2)), at most 2(f + 1) ulps off; the harness's ω is
+               // within 1.
+               const double slack = 2 * (s.scaling.factor + 1) + 1;
+               Comparison worst;
+               for (int64_t i = 0; i < s.d / 2; ++i)
+                 merge_scalar(worst, omega(s.base, i, s.d), w[i], impl.bound + slack,
+                              ulp_f64(omega(s.base, i, s.d)),
+                              [&] { return fmt::format("ω'[{}]", i); });
+               return Verdict::of(worst);
+             });
+           },
+       .needs = variant::scaling_bit(K::dynamic_ntk),
+       .unpinnable =
+           [](const PinnedRope&) { return std::string("varies seq_len, a scaling parameter"); }});
 
   // Each ω'_i = (ω_i/f)·r + ω_i·(1 − r) with r in [0, 1] (YaRN's ramp, Llama 3's 1 − smooth):
   // between ω_i/f and ω_i. The reference's blend rounds ≤ 4 times (½ ulp each, with pow's ≤ 1);
@@ -359,14 +430,16 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                    variant::scaling_bit(K::yarn),
                    false,
                    false,
-                   {{"factor > 1", 0.5}}});
+                   {{"factor > 1", 0.5}},
+                   only_for(K::yarn)});
   props.push_back({"rope_frequencies.llama3_between",
                    "Llama 3's ω'_i lies between ω_i/f and ω_i",
                    between(K::llama3),
                    variant::scaling_bit(K::llama3),
                    false,
                    false,
-                   {{"factor > 1", 0.5}}});
+                   {{"factor > 1", 0.5}},
+                   only_for(K::llama3)});
   return props;
 }
 

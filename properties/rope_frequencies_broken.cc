@@ -22,6 +22,8 @@ enum class FrequenciesBug {
   dynamic_always_scaled,  // dynamic NTK scaled for f·L whatever seq_len (a static cache's form)
   yarn_ramp_unclamped,    // YaRN's ramp not clamped to [0, 1]
   llama3_no_bands,        // Llama 3's smooth blend applied to every wavelength
+  longrope_long_at_l0,    // LongRoPE's long factors already at seq_len = L₀ (≥ for >)
+  yarn_mscale_below_one,  // YaRN's g(f, m) = 0.1·m·ln f + 1 for f < 1 too (HF before mscale)
 };
 
 void frequencies_with(FrequenciesBug bug, const RopeFrequenciesCall& call) {
@@ -61,6 +63,15 @@ void frequencies_with(FrequenciesBug bug, const RopeFrequenciesCall& call) {
       r.inv_freq[i] = (1 - smooth) * w / s.factor + smooth * w;
     }
   }
+  if (bug == FrequenciesBug::longrope_long_at_l0 && s.kind == RopeScalingKind::longrope &&
+      s.seq_len == s.original_max_position)
+    for (int64_t i = 0; i < half; ++i) r.inv_freq[i] = omega(i, call.base) / s.long_factor[i];
+  if (bug == FrequenciesBug::yarn_mscale_below_one && s.kind == RopeScalingKind::yarn &&
+      s.factor < 1 && std::isnan(s.attention_factor)) {
+    auto g = [&](double m) { return 0.1 * m * std::log(s.factor) + 1; };
+    r.attention_factor =
+        s.mscale != 0 && s.mscale_all_dim != 0 ? g(s.mscale) / g(s.mscale_all_dim) : g(1);
+  }
   for (int64_t i = 0; i < half; ++i) store(call.inv_freq, call.inv_freq.offset(i), r.inv_freq[i]);
   store(call.attention_factor, 0, r.attention_factor);
 }
@@ -84,6 +95,12 @@ std::vector<Broken<RopeFrequenciesCall>> broken_implementations<RopeFrequenciesC
       {make("llama3_no_bands", B::llama3_no_bands),
        "Llama 3's smooth blend applied outside its wavelength band",
        "rope_frequencies.llama3_between"},
+      {make("longrope_long_at_l0", B::longrope_long_at_l0),
+       "LongRoPE switches to its long factors at seq_len = L₀ already (≥ for >)",
+       "rope_frequencies.differential"},
+      {make("yarn_mscale_below_one", B::yarn_mscale_below_one),
+       "YaRN's derived attention factor 0.1·m·ln f + 1 for factors below 1 too (old HF)",
+       "rope_frequencies.differential"},
   };
   add_generic(list, "rope_frequencies");
   return list;

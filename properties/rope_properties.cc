@@ -53,7 +53,8 @@ Property<RopeCall> pair_norm() {
                   return Verdict::of(worst);
                 });
               },
-          .minimum = {{"long positions", 0.15}, {"cached", 0.2}}};
+          .minimum = {{"long positions", 0.15, 0, variant::all_scalings},
+                      {"cached", 0.2, variant::rope_cached}}};
 }
 
 Property<RopeCall> relative() {
@@ -68,9 +69,12 @@ Property<RopeCall> relative() {
                                      .needs_k = true,
                                      .min_tokens = 4,
                                      .max_tokens = 4});
-            const int64_t m = *gen::uniform(0, 4096), n = *gen::uniform(0, 4096);
+            // Under a pin all four positions stay below the model's max_position_embeddings.
+            const int64_t top = pinned_position_cap(kMaxPosition),
+                          near = std::min<int64_t>(4096, top / 2);
+            const int64_t m = *gen::uniform(0, near), n = *gen::uniform(0, near);
             const int64_t shift = *rc::gen::weightedOneOf<int64_t>(
-                {{1, gen::uniform(0, 4096)}, {2, gen::uniform(0, kMaxPosition - std::max(m, n))}});
+                {{1, gen::uniform(0, near)}, {2, gen::uniform(0, top - std::max(m, n))}});
             s.positions.values = {m, n, m + shift, n + shift};
             RC_CLASSIFY(shift > (1 << 20), "long shift");
             // Token 2 carries token 0's q, token 3 token 1's k.
@@ -167,11 +171,12 @@ Property<RopeCall> composition() {
               [](Case<Call>& c) {
                 const RopeSpec s =
                     *rope_spec({.specials = false, .cache = Cache::none, .unit_factor = true});
-                const auto a = *rc::gen::container<std::vector<int64_t>>(
-                    s.tokens, gen::uniform(0, kMaxPosition));
+                const int64_t top = pinned_position_cap(kMaxPosition);
+                const auto a =
+                    *rc::gen::container<std::vector<int64_t>>(s.tokens, gen::uniform(0, top));
                 std::vector<int64_t> b(s.tokens), sum(s.tokens);
                 for (int64_t t = 0; t < s.tokens; ++t) {
-                  b[t] = s.positions.values[t] % (kMaxPosition - a[t] + 1);
+                  b[t] = s.positions.values[t] % (top - a[t] + 1);
                   sum[t] = a[t] + b[t];
                 }
                 RC_CLASSIFY(!sum.empty() && *std::max_element(sum.begin(), sum.end()) > (1 << 20),
@@ -203,7 +208,8 @@ Property<RopeCall> composition() {
                       "R(b)∘R(a)·x vs R(a+b)·x");
                 });
               },
-          .minimum = {{"long positions", 0.3}}};
+          .minimum = {{"long positions", 0.3}},
+          .unpinnable = needs_unit_factor};
 }
 
 Property<RopeCall> inverse() {
@@ -243,7 +249,8 @@ Property<RopeCall> inverse() {
                 });
               },
           .needs = variant::rope_inverse,
-          .minimum = {{"long positions", 0.15}}};
+          .minimum = {{"long positions", 0.15, 0, variant::all_scalings}},
+          .unpinnable = needs_unit_factor};
 }
 
 Property<RopeCall> interleaved_permutation() {
@@ -275,7 +282,11 @@ Property<RopeCall> interleaved_permutation() {
                       "interleaved vs P⁻¹·half-split·P");
                 });
               },
-          .needs = variant::rope_interleaved | variant::rope_half_split};
+          .needs = variant::rope_interleaved | variant::rope_half_split,
+          .unpinnable =
+              [](const PinnedRope&) {
+                return std::string("runs both pair layouts, and a model has one");
+              }};
 }
 
 Property<RopeCall> tail_untouched() {
@@ -302,7 +313,12 @@ Property<RopeCall> tail_untouched() {
                 });
               },
           .needs = variant::rope_partial,
-          .minimum = {{"specials", 0.1}}};
+          .minimum = {{"specials", 0.1}},
+          .unpinnable =
+              [](const PinnedRope& pin) {
+                return pin.rotary_dim < pin.head_dim ? std::string()
+                                                     : "the model rotates every dim (no tail)";
+              }};
 }
 
 Property<RopeCall> cached_equals_on_the_fly() {
@@ -361,7 +377,11 @@ Property<RopeCall> linear_is_position_over_factor() {
                 });
               },
           .needs = variant::scaling_bit(K::linear) | variant::scaling_bit(K::none),
-          .minimum = {{"long positions", 0.15}}};
+          .minimum = {{"long positions", 0.15}},
+          .unpinnable =
+              [](const PinnedRope&) {
+                return std::string("varies the linear factor and compares with no scaling");
+              }};
 }
 
 Property<RopeCall> shuffle() {
@@ -449,7 +469,11 @@ Property<RopeCall> shuffle() {
                 });
               },
           .needs = variant::rope_key,
-          .minimum = {{"long positions", 0.15}}};
+          .minimum = {{"long positions", 0.15}},
+          .unpinnable =
+              [](const PinnedRope&) {
+                return std::string("draws its own head_dim (at most 8) and no scaling");
+              }};
 }
 
 }  // namespace rope

@@ -22,8 +22,111 @@ Verdict Verdict::of(const Comparison& c, const std::string& what) {
   return v;
 }
 
+namespace {
+thread_local Declared current_declared;
+}  // namespace
+
+const Declared& declared() { return current_declared; }
+
+DeclaredScope::DeclaredScope(const Declared& declared) : saved_(current_declared) {
+  current_declared = declared;
+}
+DeclaredScope::~DeclaredScope() { current_declared = saved_; }
+
+std::string variant_names(Family family, uint64_t bits) {
+  using Names = std::vector<std::pair<uint64_t, const char*>>;
+  Names names = {{variant::f32, "f32"},
+                 {variant::bf16, "bf16"},
+                 {variant::f16, "f16"},
+                 {variant::strided, "strided"},
+                 {variant::in_place, "in_place"},
+                 {variant::nonfinite_inputs, "nonfinite_inputs"},
+                 {variant::positions_i32, "positions_i32"},
+                 {variant::positions_i64, "positions_i64"},
+                 {variant::yarn_untruncated, "yarn_untruncated"},
+                 {variant::conventions_declared, "conventions_declared"}};
+  const Names scalings = {
+      {variant::scaling_bit(RopeScalingKind::none), "scaling_none"},
+      {variant::scaling_bit(RopeScalingKind::linear), "scaling_linear"},
+      {variant::scaling_bit(RopeScalingKind::ntk), "scaling_ntk"},
+      {variant::scaling_bit(RopeScalingKind::dynamic_ntk), "scaling_dynamic_ntk"},
+      {variant::scaling_bit(RopeScalingKind::yarn), "scaling_yarn"},
+      {variant::scaling_bit(RopeScalingKind::llama3), "scaling_llama3"},
+      {variant::scaling_bit(RopeScalingKind::longrope), "scaling_longrope"}};
+  Names own;
+  switch (family) {
+    case Family::attention:
+      own = {{variant::attention_causal, "attention_causal"},
+             {variant::attention_bias, "attention_bias"},
+             {variant::attention_gqa, "attention_gqa"},
+             {variant::attention_positions, "attention_positions"},
+             {variant::attention_window, "attention_window"},
+             {variant::attention_softcap, "attention_softcap"}};
+      break;
+    case Family::sinusoidal:
+      own = {{variant::sinusoidal_add, "sinusoidal_add"},
+             {variant::sinusoidal_positions, "sinusoidal_positions"}};
+      break;
+    case Family::rope:
+      own = {{variant::rope_half_split, "rope_half_split"},
+             {variant::rope_interleaved, "rope_interleaved"},
+             {variant::rope_partial, "rope_partial"},
+             {variant::rope_inverse, "rope_inverse"},
+             {variant::rope_cached, "rope_cached"},
+             {variant::rope_key, "rope_key"}};
+      own.insert(own.end(), scalings.begin(), scalings.end());
+      break;
+    case Family::rope_cache:
+    case Family::rope_frequencies:
+      own = scalings;
+      break;
+    case Family::alibi:
+      own = {{variant::alibi_causal, "alibi_causal"}, {variant::alibi_slopes, "alibi_slopes"}};
+      break;
+    case Family::t5:
+      own = {{variant::t5_bidirectional, "t5_bidirectional"}, {variant::t5_causal, "t5_causal"}};
+      break;
+    case Family::mrope:
+      own = {{variant::mrope_half_split, "mrope_half_split"},
+             {variant::mrope_interleaved, "mrope_interleaved"},
+             {variant::mrope_partial, "mrope_partial"},
+             {variant::mrope_inverse, "mrope_inverse"},
+             {variant::mrope_key, "mrope_key"},
+             {variant::mrope_sectioned, "mrope_sectioned"},
+             {variant::mrope_cycled, "mrope_cycled"}};
+      own.insert(own.end(), scalings.begin(), scalings.end());
+      break;
+    default:
+      break;
+  }
+  names.insert(names.end(), own.begin(), own.end());
+  std::string s;
+  for (const auto& [bit, name] : names)
+    if (bits & bit) {
+      s += (s.empty() ? "" : ", ") + std::string(name);
+      bits &= ~bit;
+    }
+  for (int b = 0; b < 64; ++b)  // a bit this posenc gives no name
+    if (bits >> b & 1) s += fmt::format("{}bit {}", s.empty() ? "" : ", ", b);
+  return s;
+}
+
+std::string describe_conventions(uint64_t variants) {
+  const uint64_t accepted = variant::with_conventions(variants);
+  std::string s;
+  auto add = [&](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
+  if (!(accepted & variant::nonfinite_inputs))
+    add("finite inputs only (±∞ and NaN are not generated)");
+  if (!(accepted & variant::positions_i32)) add("int64 positions only");
+  if (!(accepted & variant::positions_i64)) add("int32 positions only");
+  if (!(accepted & variant::yarn_untruncated))
+    add("YaRN's correction range always rounded (truncate = true only)");
+  return s;
+}
+
 void CaseLog::begin(size_t implementations) {
   verdicts_.assign(implementations, std::nullopt);
+  missing_.assign(implementations, 0);
   skipped_ = false;
 }
 
@@ -32,7 +135,7 @@ void CaseLog::record(size_t impl, Verdict verdict) { verdicts_[impl] = std::move
 void CaseLog::finish(const std::vector<std::string>& names) const {
   std::string message;
   for (size_t i = 0; i < verdicts_.size(); ++i)
-    if (verdicts_[i] && !verdicts_[i]->ok)
+    if (verdicts_[i] && fails(*verdicts_[i]))
       message +=
           fmt::format("{}{}: {}", message.empty() ? "" : "\n", names[i], verdicts_[i]->detail);
   if (!message.empty()) fail_case(message);
@@ -99,6 +202,8 @@ struct Tally {
   int64_t cases = 0;
   double worst = 0, bound = 0;
   PeerExcess peers = kNoPeerExcess;
+  uint64_t missing = 0;    // variant bits of the calls it sat out
+  int64_t rejections = 0;  // cases it rejected inside what it declares (not counted in `cases`)
 };
 
 // One RapidCheck run over the implementations in `active`.
@@ -136,9 +241,15 @@ class Listener : public rcd::TestListener {
     ++pass_.cases;
     for (const auto& tag : d.tags) ++pass_.tags[strip_quotes(tag)];
     const auto& verdicts = log_.verdicts();
+    for (size_t i = 0; i < log_.missing().size() && i < pass_.tallies.size(); ++i)
+      pass_.tallies[i].missing |= log_.missing()[i];
     for (size_t i = 0; i < verdicts.size() && i < pass_.tallies.size(); ++i) {
       if (!verdicts[i]) continue;
       Tally& t = pass_.tallies[i];
+      if (verdicts[i]->rejected) {
+        ++t.rejections;
+        continue;
+      }
       ++t.cases;
       t.worst = std::max(t.worst, verdicts[i]->worst);
       t.bound = std::max(t.bound, verdicts[i]->bound);
@@ -169,10 +280,12 @@ class Listener : public rcd::TestListener {
 };
 
 Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<size_t>& active,
-              const RunOptions& options, bool shrink) {
+              const RunOptions& options, bool shrink,
+              CaseLog::Fails fails = CaseLog::Fails::checks) {
   Pass pass;
   pass.tallies.resize(active.size());
   CaseLog log;
+  log.set_fails(options.reproduce.empty() ? fails : CaseLog::Fails::both);
   bool replayed = false;
   // A replay runs its one case whatever the time.
   const bool budgeted = options.deadline && options.reproduce.empty();
@@ -246,11 +359,28 @@ Pass run_pass(const std::string& id, const CaseBody& body, const std::vector<siz
   return pass;
 }
 
+// The variant bits a class of the bits every family shares needs (MinimumShare).
+uint64_t shared_class_needs(const std::string& tag) {
+  if (tag == "f32") return variant::f32;
+  if (tag == "bf16") return variant::bf16;
+  if (tag == "f16") return variant::f16;
+  if (tag == "strided") return variant::strided;
+  if (tag == "in place") return variant::in_place;
+  return 0;
+}
+
+// Whether the generators can draw class `m` for what is declared (declared()).
+bool drawable(const MinimumShare& m) {
+  const Declared& d = declared();
+  return d.has(m.needs | shared_class_needs(m.tag)) && (m.needs_any == 0 || d.has_any(m.needs_any));
+}
+
 std::vector<ClassShare> shares(const Pass& pass, const std::vector<MinimumShare>& minimum) {
   std::vector<ClassShare> out;
   const double n = std::max<int64_t>(pass.cases, 1);
   for (const auto& [tag, count] : pass.tags) out.push_back({tag, count / n, 0.0});
   for (const auto& m : minimum) {
+    if (!drawable(m)) continue;
     auto it =
         std::find_if(out.begin(), out.end(), [&](const ClassShare& c) { return c.tag == m.tag; });
     if (it == out.end()) it = out.insert(out.end(), ClassShare{m.tag, 0.0, 0.0});
@@ -324,7 +454,8 @@ std::vector<std::string> RunOptions::replayed() const {
 std::vector<PropertyResult> run_property(const std::string& property, const std::string& statement,
                                          const std::vector<MinimumShare>& minimum,
                                          const std::vector<std::string>& impls,
-                                         const CaseBody& body, const RunOptions& options) {
+                                         const CaseBody& body, const RunOptions& options,
+                                         const std::function<std::string(uint64_t)>& describe) {
   using Status = PropertyResult::Status;
   const auto start = std::chrono::steady_clock::now();
   std::vector<PropertyResult> results(impls.size());
@@ -347,6 +478,8 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     r.worst = pass.tallies[k].worst;
     r.bound = pass.tallies[k].bound;
     r.peers = pass.tallies[k].peers;
+    r.missing = pass.tallies[k].missing;
+    r.rejections = pass.tallies[k].rejections;
   };
   auto fail = [&](PropertyResult& r, const Pass& pass, size_t k) {
     fill(r, pass, k);
@@ -397,12 +530,26 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
           // Not a pass: nothing was checked. (The GoogleTest suites fail a registered
           // implementation that no case reached; a plugin may declare narrow variants.)
           r.status = Status::skipped;
-          r.note = pass.cut > 0 && pass.cases == 0
-                       ? "not run: the time budget ran out"
+          r.note = pass.cut > 0 && pass.cases == 0 ? "not run: the time budget ran out"
+                   : r.rejections > 0
+                       ? fmt::format(
+                             "no case ran: it rejected {} of the {} generated cases, "
+                             "inside what it declares",
+                             r.rejections, pass.cases)
                        : fmt::format(
-                             "no case ran: none of the {} generated cases uses only "
-                             "variants it declares",
-                             pass.cases);
+                             "no case ran: each of the {} generated cases needs a variant it does "
+                             "not declare ({})",
+                             pass.cases, describe(r.missing));
+        } else if (options.reproduce.empty() && pass.cut == 0 &&
+                   r.cases < minimum_cases(options.cases)) {
+          // Generation inside the declared variants left it few cases: that checks too little.
+          r.status = Status::failed;
+          r.failure = fmt::format(
+              "too few cases ({}): ran {} of {} cases, below the minimum of {}{}{}", r.cases,
+              r.cases, pass.cases, minimum_cases(options.cases),
+              r.missing ? "; others need variants it does not declare (" + describe(r.missing) + ")"
+                        : "",
+              r.rejections ? fmt::format("; it rejected {}", r.rejections) : "");
         } else if (!thin.empty()) {
           r.status = Status::failed;
           r.failure = thin;
@@ -413,7 +560,7 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     std::vector<size_t> failed, rest;
     for (size_t k = 0; k < pending.size(); ++k) {
       const auto& v = k < pass.first_failure.size() ? pass.first_failure[k] : std::nullopt;
-      (v && !v->ok ? failed : rest).push_back(k);
+      (v && !v->ok && (!v->rejected || !options.reproduce.empty()) ? failed : rest).push_back(k);
     }
     if (failed.empty()) {  // the case failed outside Case::each: every implementation fails
       failed.swap(rest);
@@ -437,6 +584,21 @@ std::vector<PropertyResult> run_property(const std::string& property, const std:
     std::vector<size_t> next;
     for (size_t k : rest) next.push_back(pending[k]);
     pending.swap(next);
+  }
+  // A kernel that rejected a call inside what it declares: that rejection alone, shrunk to its
+  // smallest input (once per run when validate() shares rejection_shrunk).
+  for (size_t i = 0; i < results.size(); ++i) {
+    PropertyResult& r = results[i];
+    if (r.rejections == 0 || !options.reproduce.empty()) continue;
+    if (options.rejection_shrunk && !options.rejection_shrunk->insert(r.impl).second) continue;
+    const Pass hunt =
+        run_pass(property, body, {i}, options, options.shrink, CaseLog::Fails::rejections);
+    if (hunt.outcome != Pass::Outcome::failed) continue;
+    const auto& v = hunt.minimal.empty() ? std::nullopt : hunt.minimal[0];
+    r.rejection = fmt::format("{}: {}\nminimal counterexample:\n{}{}", r.impl,
+                              "rejected a declared-supported input", hunt.counterexample,
+                              v && v->rejected ? r.impl + ": " + v->detail : hunt.message);
+    r.rejection_reproduce = hunt.reproduce;
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

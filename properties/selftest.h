@@ -4,6 +4,7 @@
 // every property catches at least one of them.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -84,12 +85,41 @@ Impl<Call> writes_before_validating(const std::string& family) {
           }};
 }
 
+// Writes correct outputs, but reads one byte just past the end (`before`: just before the start) of
+// its first input, as a SIMD tail that loads a whole vector does (XNNPACK marks its own
+// XNN_OOB_READS).
+template <class Call>
+Impl<Call> reads_outside_input(const std::string& family, bool before) {
+  return {family + (before ? "/broken:reads_before_input" : "/broken:reads_past_input"),
+          kAllVariants, 1, [before](const Call& call) {
+            reference_impl<Call>().run(call);
+            bool done = false;
+            for_each_view(call, [&](const auto& field, const Tensor& t) {
+              if (done || field.is_output() || t.numel() == 0) return;
+              int64_t last = 0;
+              for (int d = 0; d < t.rank; ++d) last += (t.shape[d] - 1) * t.strides[d];
+              const auto* bytes = static_cast<const volatile uint8_t*>(t.data);
+              const int64_t at =
+                  before ? -1 : (last + 1) * static_cast<int64_t>(dtype_size(t.dtype));
+              (void)bytes[at];
+              done = true;
+            });
+          }};
+}
+
 template <class Call>
 void add_generic(std::vector<Broken<Call>>& list, const std::string& family) {
   list.push_back({stray_write<Call>(family), "writes one element past the end of its output",
                   family + ".guard_bytes"});
   list.push_back({ignores_strides<Call>(family), "ignores strides: assumes contiguous tensors",
                   family + ".layouts"});
+  const auto table = Call::view_table();
+  if (std::any_of(table.begin(), table.end(), [](const auto& f) { return !f.is_output(); })) {
+    list.push_back({reads_outside_input<Call>(family, false),
+                    "reads a byte past the end of its first input", family + ".guard_bytes"});
+    list.push_back({reads_outside_input<Call>(family, true),
+                    "reads a byte before the start of its first input", family + ".guard_bytes"});
+  }
   list.push_back({writes_before_validating<Call>(family),
                   "writes its output before validating the call", family + ".bad_input"});
 }

@@ -74,13 +74,17 @@ rc::Gen<double> base() {
 
 rc::Gen<SinusoidalSpec> any_spec(int64_t max_tokens, int64_t max_half_dim) {
   return rc::gen::exec([=] {
+    // x and positions only for implementations that declare them (declared()).
+    const Declared& declared_now = declared();
     SinusoidalSpec s;
     s.tokens = *gen::count(max_tokens);
     s.d = 2 * *gen::sized(1, max_half_dim);
     s.base = *base();
-    s.add = *rc::gen::arbitrary<bool>();
-    s.in_place = s.add && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
-    s.with_positions = *rc::gen::weightedElement<bool>({{1, false}, {3, true}});
+    s.add = declared_now.has(variant::sinusoidal_add) && *rc::gen::arbitrary<bool>();
+    s.in_place = s.add && declared_now.has(variant::in_place) &&
+                 *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
+    s.with_positions = declared_now.has(variant::sinusoidal_positions) &&
+                       *rc::gen::weightedElement<bool>({{1, false}, {3, true}});
     if (s.with_positions) s.positions = *gen::positions(s.tokens, kMaxPosition);
     if (s.add) s.x = *gen::fill();
     s.layouts = *gen::layouts();
@@ -191,12 +195,12 @@ Problems<SinusoidalCall, SinusoidalSpec> sinusoidal_problems() {
       }),
       .build = build,
       .classify = classify,
-      .minimum = dtype_shares({{"long positions", 0.15},
+      .minimum = dtype_shares({{"long positions", 0.15, variant::sinusoidal_positions},
                                {"tail", 0.3},
-                               {"specials", 0.05},
+                               {"specials", 0.05, variant::sinusoidal_add},
                                {"strided", 0.2},
                                {"empty", 0.005},
-                               {"in place", 0.05}}),
+                               {"in place", 0.05, variant::sinusoidal_add}}),
   };
   ViewOf<Call> out = [](Call& c) { return &c.out; };
   ViewOf<Call> x = [](Call& c) { return c.x ? &*c.x : nullptr; };

@@ -76,6 +76,30 @@ bool budget_cut(const PropertyResult& r) {
 }
 }  // namespace
 
+void add_rejection(ImplReport& report) {
+  int64_t rejections = 0;
+  const PropertyResult* first = nullptr;
+  for (const auto& r : report.results) {
+    rejections += r.rejections;
+    if (!first && !r.rejection.empty()) first = &r;
+  }
+  if (rejections == 0) return;
+  PropertyResult row{report.family + ".declared_inputs",
+                     "accepts every input inside the variants and conventions it declares",
+                     report.impl, PropertyResult::Status::failed};
+  row.cases = rejections;
+  row.seed = report.results.front().seed;
+  if (first) {
+    row.failure = fmt::format("{} (first in {}; {} rejected cases in all)\n{}", row.statement,
+                              first->property, rejections, first->rejection);
+    row.reproduce = first->rejection_reproduce;
+  } else {
+    row.failure = fmt::format("{}: it rejected {} cases (shrinking did not repeat one)",
+                              row.statement, rejections);
+  }
+  report.results.push_back(std::move(row));
+}
+
 bool cut_short(const std::vector<ImplReport>& reports) {
   for (const auto& report : reports)
     for (const auto& r : report.results)
@@ -100,6 +124,7 @@ std::string failure_kind(const PropertyResult& r) {
   if (!r.failed()) return "";
   if (r.failure.find(" crashed: ") != std::string::npos) return "crashed";
   if (r.failure.find(" hung: ") != std::string::npos) return "hung";
+  if (r.failure.find(" read outside ") != std::string::npos) return "read outside";
   return "";
 }
 
@@ -180,16 +205,23 @@ std::string format_peers(const ImplReport& report) {
 
 std::string format_properties(const ImplReport& report) {
   std::string s = fmt::format("{} ({})\n", report.impl, report.family);
+  if (const std::string c = describe_conventions(report.variants); !c.empty())
+    s += "  declares: " + c + "\n";
   for (const auto& r : report.results) {
-    std::string verdict = r.status == PropertyResult::Status::passed   ? "pass"
-                          : r.status == PropertyResult::Status::failed ? "FAIL"
-                                                                       : "skipped: " + r.note;
+    std::string verdict = r.status == PropertyResult::Status::passed    ? "pass"
+                          : r.status == PropertyResult::Status::skipped ? "skipped: " + r.note
+                          : r.failure.starts_with("too few cases")
+                              ? "FAIL: " + r.failure.substr(0, r.failure.find(':'))
+                              : "FAIL";
     const std::string cases =
         r.status == PropertyResult::Status::skipped ? "-" : std::to_string(r.cases);
     const std::string error = r.status == PropertyResult::Status::skipped
                                   ? "-"
                                   : fmt::format("{:.3g} / {:.3g}", r.worst, r.bound);
     if (!r.cut.empty()) verdict += " (" + r.cut + ")";
+    if (r.rejections > 0 && !r.property.ends_with(".declared_inputs"))
+      verdict += fmt::format(" ({} rejected cases not counted: see {}.declared_inputs)",
+                             r.rejections, report.family);
     s += fmt::format("  {:<40} {:>6} {:>18}  {}\n", r.property, cases, error, verdict);
   }
   return s + format_bands(report) + format_peers(report);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,11 @@ struct ValidateOptions {
   bool error_by_position = false;
 };
 
+// A kernel that rejected inputs inside what it declares gets one more result,
+// "<family>.declared_inputs", failed with the first rejection shrunk (PropertyResult::rejection);
+// the properties it rejected cases of say how many, and passed or failed on the rest.
+void add_rejection(ImplReport& report);
+
 // The properties of Call's family that `options` selects.
 template <class Call>
 std::vector<Property<Call>> selected_properties(const ValidateOptions& options) {
@@ -86,8 +93,10 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
                        impl->variants,
                        impl->max_position});
   const auto selected = selected_properties<Call>(options);
+  const auto rejection_shrunk = std::make_shared<std::set<std::string>>();
   for (size_t p = 0; p < selected.size(); ++p) {
     RunOptions run = options.run;
+    run.rejection_shrunk = rejection_shrunk;
     if (run.deadline) {
       const auto now = std::chrono::steady_clock::now();
       run.deadline = now + std::max(*run.deadline - now, decltype(now - now){}) /
@@ -96,6 +105,7 @@ std::vector<ImplReport> validate(const std::vector<const Impl<Call>*>& impls,
     auto results = check(selected[p], impls, run);
     for (size_t i = 0; i < impls.size(); ++i) reports[i].results.push_back(std::move(results[i]));
   }
+  for (ImplReport& report : reports) add_rejection(report);
   if (options.error_by_position && options.run.reproduce.empty())
     for (size_t i = 0; i < impls.size(); ++i)
       if (impls[i]->unavailable_reason().empty() && impls[i]->name != reference_impl<Call>().name)

@@ -23,6 +23,7 @@ void fields(AttentionCall& c, V&& v) {
   v("scale", c.scale, scalar);
   v("window_left", c.window_left, scalar);
   v("softcap", c.softcap, scalar);
+  v("lse", c.lse, out);
   v("threads", c.threads, scalar);
   v("chunk_size", c.chunk_size, scalar);
   v("sinks", c.sinks, in);

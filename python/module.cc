@@ -629,6 +629,7 @@ py::dict variant_bits() {
   v["attention_positions"] = variant::attention_positions;
   v["attention_window"] = variant::attention_window;
   v["attention_softcap"] = variant::attention_softcap;
+  v["attention_lse"] = variant::attention_lse;
   v["attention_chunked"] = variant::attention_chunked;
   v["attention_sinks"] = variant::attention_sinks;
   v["attention_alibi"] = variant::attention_alibi;

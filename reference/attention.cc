@@ -1,6 +1,6 @@
 // softmax(softcap(scale·q·kᵀ) + alibi + bias + mask)·v in fp64 (mask: causal, sliding window and
 // chunks, visible()), with the sink's logit in the softmax's denominator, one query row and head at
-// a time.
+// a time; and, if asked, ln of each row's denominator (the sink's share included).
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -54,9 +54,16 @@ void attention(const AttentionCall& call) {
           for (int64_t c = 0; c < dv; ++c) acc[c] += w * load(v, v.offset(j, kvh, c));
         }
       }
-      // No visible key: the row is defined as zeros.
+      // The denominator Σ_j exp(score_j) is e^row_max · total. No visible key: the row is
+      // defined as zeros.
       for (int64_t c = 0; c < dv; ++c)
         store(out, out.offset(i, h, c), total > 0 ? acc[c] / total : 0.0);
+      if (call.lse) {
+        double lse = row_max + std::log(total);  // −∞ when no key is visible (total = 0)
+        if (any_nan) lse = std::nan("");
+        if (!any_nan && row_max == std::numeric_limits<double>::infinity()) lse = row_max;
+        store(*call.lse, call.lse->offset(i, h), lse);
+      }
     }
   }
 }

@@ -204,6 +204,30 @@ TEST(AttentionReference, SoftcapByHand) {
 
 // A row with no visible key is zeros; a masked key's value is never read, so a NaN in an unused
 // cache slot cannot poison the output.
+// lse = ln Σ exp(score), the natural log: scores 0 and 2 give ln(1 + e²); a bias of 3 on the first
+// key, ln(e³ + e²); a row that sees no key, −∞ (and zeros).
+TEST(AttentionReference, LseByHand) {
+  std::vector<float> q = {1}, k = {0, 2}, v = {0, 1}, out(1), lse(1), bias = {3, 0};
+  std::vector<int64_t> q_pos = {0}, k_pos = {1, 2};
+  AttentionCall call{.q = view(q.data(), DType::f32, {1, 1, 1}),
+                     .k = view(k.data(), DType::f32, {2, 1, 1}),
+                     .v = view(v.data(), DType::f32, {2, 1, 1}),
+                     .out = view(out.data(), DType::f32, {1, 1, 1}),
+                     .scale = 1.0,
+                     .lse = view(lse.data(), DType::f32, {1, 1})};
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(lse[0], std::log(1 + std::exp(2.0)));
+  call.bias = view(bias.data(), DType::f32, {1, 1, 2});
+  reference::attention(call);
+  EXPECT_FLOAT_EQ(lse[0], std::log(std::exp(3.0) + std::exp(2.0)));
+  call.mask = Mask::causal;
+  call.q_positions = view(q_pos.data(), DType::i64, {1});
+  call.k_positions = view(k_pos.data(), DType::i64, {2});
+  reference::attention(call);
+  EXPECT_EQ(lse[0], -INFINITY);
+  EXPECT_EQ(out[0], 0.0f);
+}
+
 TEST(AttentionReference, FullyMaskedRowIsZeroAndMaskedValuesAreNotRead) {
   std::vector<float> q = {1, 1}, k = {1, 1}, v = {5, NAN}, out = {-1, -1};
   std::vector<int64_t> qpos = {0, 0}, kpos = {1, 0};
@@ -311,6 +335,18 @@ TEST_F(AttentionBadInput, NegativeSoftcap) {
 TEST_F(AttentionBadInput, OutputAliasesQuery) {
   call.out = call.q;
   expect("out.data");
+}
+TEST_F(AttentionBadInput, LseShapeMismatch) {
+  call.lse = arena.alloc(DType::f32, {2, 3});
+  expect("lse.shape[1]");
+}
+TEST_F(AttentionBadInput, LseNotF32) {
+  call.lse = arena.alloc(DType::f16, {2, 4});
+  expect("lse.dtype");
+}
+TEST_F(AttentionBadInput, LseOverlapsOut) {
+  call.lse = view(call.out.data, DType::f32, {2, 4});
+  expect("lse.data");
 }
 TEST_F(AttentionBadInput, WrongRank) {
   call.q.rank = 2;

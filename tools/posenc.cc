@@ -4,6 +4,8 @@
 // implementation, each property's cases, worst error against its bound and verdict, then a summary
 // with one row per implementation. Exit status: 0 all passed, 1 a property failed, 2 usage or load
 // error, 3 stopped early (the time budget, SIGINT or SIGTERM) with nothing failed.
+// `posenc validate --config config.json [--layer N]` runs the rope families' properties at one
+// model's rope parameters (PinnedRope in properties/property.h); `posenc config` prints them.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -38,6 +40,8 @@ using namespace posenc::harness;
 
 struct Options {
   std::vector<std::string> kernels;  // plugin libraries
+  std::string config;                // --config: pin the rope families to this model's parameters
+  std::optional<int64_t> layer;      // --layer, with --config
   std::string family, impl, property, reproduce, json, junit, html;
   // Numbers as typed, parsed strictly by parse_numbers().
   std::string seed_text, cases_text, time_budget_text, call_timeout_text, memory_limit_text;
@@ -159,6 +163,57 @@ char canary[sizeof kCanary];
 
 void on_stop_signal(int) { harness::request_stop(); }
 
+// The rope families a --config pins; the others have no rope parameters.
+bool pinned_family(Family family) {
+  return family == Family::rope_frequencies || family == Family::rope_cache ||
+         family == Family::rope || family == Family::mrope;
+}
+
+// --config: the rope parameters of one layer of a Hugging Face config.json (config/hf_config.h),
+// as the properties' pin. A bad config, an absent or unneeded layer, or an mrope_section that
+// describes no mrope call is a posenc::Error naming the key.
+PinnedRope pin_of(const std::string& path, std::optional<int64_t> layer) {
+  const config::ModelRope model = config::read(path);
+  const config::LayerRope& rope = model.layer(layer);
+  PinnedRope pin{.head_dim = rope.head_dim,
+                 .rotary_dim = rope.rotary_dim,
+                 .layout = rope.layout,
+                 .base = rope.base,
+                 .scaling = rope.scaling,
+                 .max_position = rope.max_position_embeddings};
+  pin.label = path + (layer ? fmt::format(" layer {}", *layer) : std::string()) +
+              (rope.layer_type.empty() ? std::string() : " (" + rope.layer_type + ")");
+  require(rope.max_position_embeddings >= 0, "max_position_embeddings",
+          static_cast<double>(rope.max_position_embeddings), "must be >= 1");
+  if (!rope.mrope_section.empty()) {
+    const std::string key = rope.source + ".mrope_section";
+    std::string value;
+    for (int64_t n : rope.mrope_section) value += (value.empty() ? "" : ", ") + std::to_string(n);
+    require(rope.mrope_section.size() == 3, key, "[" + value + "]",
+            "must have 3 entries: temporal, height, width");
+    pin.mrope_section = {rope.mrope_section[0], rope.mrope_section[1], rope.mrope_section[2]};
+    pin.mrope_convention =
+        rope.mrope_interleaved ? MropeConvention::interleaved : MropeConvention::sectioned;
+    // One token through MropeCall::validate: the section must describe an mrope call.
+    std::vector<float> q(static_cast<size_t>(rope.head_dim));
+    int64_t positions[3] = {0, 0, 0};
+    MropeCall call{.rotary_dim = pin.rotary_dim,
+                   .mrope_section = *pin.mrope_section,
+                   .convention = pin.mrope_convention,
+                   .layout = pin.layout,
+                   .base = pin.base,
+                   .scaling = pin.scaling};
+    call.q = call.q_out = view(q.data(), DType::f32, {1, 1, rope.head_dim});
+    call.positions = view(positions, DType::i64, {1, 3});
+    try {
+      call.validate();
+    } catch (const Error& e) {
+      throw Error(rope.source + "." + e.argument(), e.value(), e.requirement());
+    }
+  }
+  return pin;
+}
+
 // Where implementations come from: the registry, the self-test, or one plugin library.
 struct Source {
   std::string kernel;  // the library's path as given, or "" for built-ins
@@ -220,6 +275,29 @@ int validate(Options& o) {
     fmt::print(stderr, "posenc validate: --selftest and --kernel exclude each other\n");
     return 2;
   }
+  if (o.layer && o.config.empty()) throw UsageError("--layer needs --config");
+  if (!o.config.empty()) {
+    if (o.selftest) throw UsageError("--selftest and --config exclude each other");
+    try {
+      options.run.pinned = pin_of(o.config, o.layer);
+    } catch (const Error& e) {
+      fmt::print(stderr, "posenc validate --config {}: {}\n", o.config, e.what());
+      return 2;
+    }
+    if (!o.family.empty()) {
+      bool rope_family = false;
+      for_each_family([&](auto tag) {
+        using Call = typename decltype(tag)::type;
+        rope_family |= o.family == family_name(Call::kFamily) && pinned_family(Call::kFamily);
+      });
+      if (!rope_family)
+        throw UsageError("--family " + o.family +
+                         ": --config pins the rope families only (rope_frequencies, rope_cache, "
+                         "rope, mrope)");
+    }
+    // Its bands would be measured at generated parameters, not the model's.
+    options.error_by_position = false;
+  }
   std::vector<Source> sources;
   if (o.kernels.empty()) sources.push_back({});
   for (const std::string& path : o.kernels) {
@@ -243,6 +321,9 @@ int validate(Options& o) {
              options.run.profile, options.run.seed, options.run.cases,
              o.time_budget ? fmt::format(", time budget {:g} s", *o.time_budget) : "",
              o.reproduce.empty() ? "" : ", replaying one case");
+  if (options.run.pinned)
+    fmt::print("rope parameters of {}: {}\n", options.run.pinned->label,
+               options.run.pinned->describe());
   if (!o.kernels.empty()) {
     const std::string confinement = plugin::confinement();
     const size_t line = confinement.find('\n');
@@ -263,6 +344,13 @@ int validate(Options& o) {
       using Call = typename decltype(tag)::type;
       if (!o.family.empty() && o.family != family_name(Call::kFamily)) return;
       family_found = true;
+      if (options.run.pinned && !pinned_family(Call::kFamily)) return;
+      if (options.run.pinned && Call::kFamily == Family::mrope &&
+          !options.run.pinned->mrope_section) {
+        if (!source.candidates<Call>(false).empty())
+          fmt::print("mrope: not run: the config has no mrope_section\n\n");
+        return;
+      }
       auto impls = std::make_shared<std::vector<Impl<Call>>>();
       for (auto& impl : source.candidates<Call>(o.selftest))
         if (o.impl.empty() || impl.name == o.impl) impls->push_back(std::move(impl));
@@ -311,7 +399,9 @@ int validate(Options& o) {
   for (ImplReport& r : reports) {
     for (PropertyResult& p : r.results) {
       if (!p.failed()) continue;
-      const std::string where = r.source.empty() ? "" : " --kernel " + shell_word(r.source);
+      std::string where = r.source.empty() ? "" : " --kernel " + shell_word(r.source);
+      if (!o.config.empty()) where += " --config " + shell_word(o.config);
+      if (o.layer) where += fmt::format(" --layer {}", *o.layer);
       p.replay =
           fmt::format("{} validate{}{} --impl {} --reproduce '{}'", o.command,
                       o.selftest ? " --selftest" : "", where, shell_word(p.impl), p.reproduce);
@@ -337,8 +427,13 @@ int validate(Options& o) {
     return 2;
   }
 
-  const RunInfo info{options.run.profile, options.run.seed, options.run.cases, o.time_budget,
-                     seconds};
+  const RunInfo info{
+      options.run.profile,
+      options.run.seed,
+      options.run.cases,
+      o.time_budget,
+      seconds,
+      options.run.pinned ? options.run.pinned->label + ": " + options.run.pinned->describe() : ""};
   for (auto [path, write] : {std::pair{o.json, &write_json}, std::pair{o.junit, &write_junit},
                              std::pair{o.html, &write_html}}) {
     if (path.empty()) continue;
@@ -385,6 +480,13 @@ int main(int argc, char** argv) {
   cmd->add_option("--kernel", o.kernels,
                   "validate the kernels of this plugin library (posenc/plugin.h) instead of the "
                   "built-in ones; may be repeated");
+  cmd->add_option("--config", o.config,
+                  "run the rope families' properties at this Hugging Face config.json's rope "
+                  "parameters (shapes, positions below its max_position_embeddings and values "
+                  "still generated); properties that vary a parameter are skipped");
+  cmd->add_option(
+      "--layer", o.layer,
+      "with --config: the rope of this layer (needed when layers differ, e.g. Gemma 3)");
   cmd->add_option("--family", o.family, "only this family (e.g. rope)");
   cmd->add_option("--impl", o.impl, "only this implementation (e.g. rope/reference)");
   cmd->add_option("--property", o.property, "only this property (e.g. differential)");

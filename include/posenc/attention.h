@@ -41,6 +41,14 @@
 // A row with no visible key (every key masked, tk = 0, or every bias −∞) is defined as all zeros,
 // as FlashAttention returns; NaN inputs propagate as NaN.
 //
+// Log-sum-exp (optional output lse, f32 [tq, hq]): lse[i, h] = ln Σ_j exp(score_j) over the keys
+// row i sees, score_j = softcap(scale·q·k_j) + alibi + bias: the NATURAL log of the softmax
+// denominator (FlashAttention's softmax_lse; FlashInfer returns log2 of it, ln(x) = log2(x)·ln 2),
+// the sink's e^sink included. It is −∞ for a row with no visible key (and no sink), NaN where a
+// visible score is NaN, +∞ where one is +∞. Computed as max_j score_j + ln Σ_j exp(score_j − max),
+// once the row's denominator is complete. It is what merges partial results over disjoint key sets
+// A and B: l = ln(e^lA + e^lB), out = e^(lA − l)·outA + e^(lB − l)·outB.
+//
 // Dtypes: q, k, v and out f32, bf16 or f16 alike; bias f32 or the same dtype; sinks and
 // alibi_slopes f32.
 //
@@ -48,6 +56,9 @@
 // largest |v| in the element's kv head and column and kmax the largest ‖k_j‖ in that head, both
 // over the keys row i sees (not masked, bias not −∞): a hidden key cannot change the output, so it
 // does not change its unit either (ulp of out's dtype for bf16 and f16, kernel.h).
+// lse's unit: |got − ref| ≤ bound · ulp_f32(1 + |scale|·‖q_i‖·kmax + |lse_ref|), f32 whatever the
+// activations' dtype, with the implementation's f32 bound (an error δ in every score moves lse by
+// at most δ; the row maximum and the final addition round at the magnitude of lse).
 #pragma once
 
 #include <cmath>
@@ -67,7 +78,7 @@ inline constexpr uint64_t attention_gqa = kFamilyVariant0 << 2;  // hq != hkv
 inline constexpr uint64_t attention_positions = kFamilyVariant0 << 3;
 inline constexpr uint64_t attention_window = kFamilyVariant0 << 4;   // window_left ≥ 0
 inline constexpr uint64_t attention_softcap = kFamilyVariant0 << 5;  // softcap > 0
-// (<< 6 is left for the log-sum-exp output, issue 21 part B.)
+inline constexpr uint64_t attention_lse = kFamilyVariant0 << 6;      // lse output requested
 inline constexpr uint64_t attention_chunked = kFamilyVariant0 << 7;  // chunk_size > 0
 inline constexpr uint64_t attention_sinks = kFamilyVariant0 << 8;    // sinks given
 inline constexpr uint64_t attention_alibi = kFamilyVariant0 << 9;    // alibi_slopes given
@@ -81,8 +92,9 @@ struct AttentionCall {
   std::optional<Tensor> q_positions, k_positions;  // i64 [tq], [tk]; read when positions matter
   std::optional<Tensor> bias;                      // [hq, tq, tk]
   double scale = std::nan("");                     // NaN means 1/√d
-  int64_t window_left = -1;  // −1: no window; else q_pos − k_pos ≤ window_left
-  double softcap = 0;        // 0: none; else each logit becomes softcap·tanh(logit / softcap)
+  int64_t window_left = -1;   // −1: no window; else q_pos − k_pos ≤ window_left
+  double softcap = 0;         // 0: none; else each logit becomes softcap·tanh(logit / softcap)
+  std::optional<Tensor> lse;  // output, f32 [tq, hq]: ln of each row's softmax denominator
   int threads = 0;
   int64_t chunk_size = 0;       // 0: none; else ⌊q_pos / chunk_size⌋ = ⌊k_pos / chunk_size⌋
   std::optional<Tensor> sinks;  // f32 [hq]: a logit per query head in the denominator
@@ -91,7 +103,7 @@ struct AttentionCall {
   void validate() const;
   uint64_t required_variants() const;
   // Its tensors (kernel.h): inputs, then outputs.
-  static constexpr std::array<ViewField<AttentionCall>, 9> view_table() {
+  static constexpr std::array<ViewField<AttentionCall>, 10> view_table() {
     using View = ViewField<AttentionCall>;
     return {{{"q", &AttentionCall::q},
              {"k", &AttentionCall::k},
@@ -101,7 +113,8 @@ struct AttentionCall {
              {"bias", &AttentionCall::bias},
              {"sinks", &AttentionCall::sinks},
              {"alibi_slopes", &AttentionCall::alibi_slopes},
-             {"out", &AttentionCall::out, View::output}}};
+             {"out", &AttentionCall::out, View::output},
+             {"lse", &AttentionCall::lse, View::output}}};
   }
   double resolved_scale() const;
   int64_t q_position(int64_t i) const;  // after validate()

@@ -44,13 +44,14 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct or a meaning below. posenc loads its own version, version 2 and
- * version 1, each with the meaning it had (see posenc_kernel's version-2 fields and
- * posenc_attention_args's version-3 fields): a kernel is never handed a variant of a later
- * version, whatever bits it sets, and a version-1 attention kernel gets version 1's struct. Any
- * other version gets a "rebuild against this posenc" error.
+/* Bumped on any change to a struct or a meaning below. posenc loads its own version and versions
+ * 1 and 2, each with the meaning it had (see posenc_kernel's version-2 and -3 fields, and
+ * posenc_attention_args's version-3 fields; a kernel never sees the variants of a later version,
+ * which it cannot declare: posenc clears those bits of an older table's entries, and a version-1
+ * attention kernel gets version 1's struct); any other gets a "rebuild against this posenc" error.
  * 2: per-dtype bounds and max_position; attention's window_left and softcap.
- * 3: attention's chunk_size, sinks and alibi_slopes. */
+ * 3: declared conventions (posenc_kernel.conventions); attention's lse output, chunk_size, sinks
+ *    and alibi_slopes (appended to posenc_attention_args). */
 #define POSENC_PLUGIN_ABI_VERSION 3u
 
 /* The one symbol posenc looks up in the library. */
@@ -86,10 +87,10 @@ enum {
 #define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
 #define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
 #define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
-/* Version 3 (1 << 14 is left for the log-sum-exp output) */
-#define POSENC_VARIANT_ATTENTION_CHUNKED ((uint64_t)1 << 15) /* chunk_size > 0 */
-#define POSENC_VARIANT_ATTENTION_SINKS ((uint64_t)1 << 16)   /* sinks given */
-#define POSENC_VARIANT_ATTENTION_ALIBI ((uint64_t)1 << 17)   /* alibi_slopes given */
+#define POSENC_VARIANT_ATTENTION_LSE ((uint64_t)1 << 14)     /* lse given (version 3) */
+#define POSENC_VARIANT_ATTENTION_CHUNKED ((uint64_t)1 << 15) /* chunk_size > 0 (version 3) */
+#define POSENC_VARIANT_ATTENTION_SINKS ((uint64_t)1 << 16)   /* sinks given (version 3) */
+#define POSENC_VARIANT_ATTENTION_ALIBI ((uint64_t)1 << 17)   /* alibi_slopes given (version 3) */
 
 #define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
 #define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
@@ -128,6 +129,18 @@ enum {
   POSENC_SCALING_LONGROPE = 6,
 };
 #define POSENC_VARIANT_SCALING(kind) ((uint64_t)1 << (24 + (kind)))
+
+/* ---- Conventions (version 3) ----
+ * Where engines legitimately differ, a kernel may restrict the inputs it accepts. posenc then
+ * generates only inputs inside them, never calls the kernel outside them (except in bad-input
+ * checks), and says so in its report. A kernel that rejects an input inside what it declares is
+ * reported once, as "rejected a declared-supported input", with the input shrunk and its message.
+ * Declare none to be held to every input (version 1 and 2 kernels declare none). */
+/* YaRN's correction range always rounded (HF's truncate = true only; ggml) */
+#define POSENC_CONVENTION_YARN_TRUNCATE_ONLY (1u << 0)
+#define POSENC_CONVENTION_FINITE_INPUTS (1u << 1) /* no ±inf or NaN in any float input */
+#define POSENC_CONVENTION_POSITIONS_I32 (1u << 2) /* int32 positions only */
+#define POSENC_CONVENTION_POSITIONS_I64 (1u << 3) /* int64 positions only (not with _I32) */
 
 /* ---- Errors ---- */
 enum {
@@ -177,6 +190,10 @@ typedef struct posenc_attention_args {
   int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
   double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
   int32_t threads;
+  /* Version 3. Optional out, f32 [tq, hq]: the NATURAL log of each row's softmax denominator,
+   * sum_j exp(score_j) over the keys it sees (FlashAttention's softmax_lse; FlashInfer's is log2);
+   * -inf for a row that sees no key. */
+  const DLTensor* lse;
   /* Version 3 (appended: a version-2 kernel reads the struct's first part as its own) */
   int64_t chunk_size;           /* 0: none; key j visible iff q_pos / chunk_size == k_pos[j] /
                                    chunk_size, floor division (Llama 4) */
@@ -326,6 +343,10 @@ typedef struct posenc_kernel {
   double bound_bf16;    /* bf16 outputs, in bf16 units of the family's tolerance unit; 0: as v1 */
   double bound_f16;     /* f16 outputs, in f16 units; 0: as version 1 */
   int64_t max_position; /* the largest position it claims to support; 0: no claim */
+
+  /* Version 3: the conventions it keeps to, POSENC_CONVENTION_* (0: none, every input). A version
+   * 1 or 2 table has no such field; posenc reads its entries as declaring none. */
+  uint32_t conventions;
 } posenc_kernel;
 
 typedef struct posenc_plugin {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +16,12 @@ namespace posenc {
 enum class DType : uint8_t { f32, f64, bf16, f16, i32, i64 };
 
 const char* dtype_name(DType dtype);
-size_t dtype_size(DType dtype);
+// Inline, as numel(): validation asks for both on every view of every call.
+inline size_t dtype_size(DType dtype) {
+  constexpr size_t kSize[] = {4, 8, 2, 2, 4, 8};  // f32, f64, bf16, f16, i32, i64
+  const auto index = static_cast<size_t>(dtype);
+  return index < std::size(kSize) ? kSize[index] : 0;
+}
 bool is_float(DType dtype);
 
 inline constexpr int kMaxRank = 4;
@@ -27,7 +33,11 @@ struct Tensor {
   std::array<int64_t, kMaxRank> shape{};
   std::array<int64_t, kMaxRank> strides{};  // in elements
 
-  int64_t numel() const;  // assumes validated shape
+  int64_t numel() const {  // assumes validated shape
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= shape[d];
+    return n;
+  }
   // Element offset of a multi-index; the caller keeps it in range.
   int64_t offset(int64_t i0) const { return i0 * strides[0]; }
   int64_t offset(int64_t i0, int64_t i1) const { return i0 * strides[0] + i1 * strides[1]; }
@@ -77,6 +87,13 @@ void check_no_self_overlap(const Tensor& out, std::string_view name);
 void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor& in,
                       std::string_view in_name, bool allow_identical = false);
 bool same_view(const Tensor& a, const Tensor& b);
+// The bytes [lo, hi) from a view's first element to one past its last; empty for an empty view.
+// Views whose ranges do not meet share no memory, whatever their strides.
+struct ByteRange {
+  uintptr_t lo = 0, hi = 0;
+  bool meets(const ByteRange& other) const { return lo < other.hi && other.lo < hi; }
+};
+ByteRange byte_range(const Tensor& t);
 // Every index in [lo, hi]; the error names "name[i]" and the value.
 void check_positions(const Tensor& positions, std::string_view name, int64_t lo, int64_t hi);
 

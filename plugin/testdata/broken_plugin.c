@@ -42,6 +42,8 @@ POSENC_PLUGIN_EXPORT const posenc_plugin* posenc_plugin_kernels(void) {
   kKernels[1].name = "a";
 #elif defined(BROKEN_BAD_NAME)
   kKernels[1].name = "has space";
+#elif defined(BROKEN_CONVENTIONS)
+  kKernels[1].conventions = POSENC_CONVENTION_POSITIONS_I32 | POSENC_CONVENTION_POSITIONS_I64;
 #elif defined(BROKEN_CRASH)
   *nowhere = 1;
 #elif defined(BROKEN_HANG)

@@ -1,7 +1,7 @@
-/* Test-only plugin: two kernels stating an accuracy envelope, built once against this ABI, once
- * (ABI_V1) as a version-1 library, whose shorter entries posenc must still read, and once (ABI_V2)
- * as a version-2 library; and an attention kernel that echoes the arguments it reads through its
- * version's struct. */
+/* Test-only plugin: two kernels stating an accuracy envelope (and, from version 3, conventions),
+ * built once against this ABI and as a version-1 (ABI_V1) and a version-2 (ABI_V2) library, whose
+ * shorter entries posenc must still read. Beside them (not in version 1) an attention kernel that
+ * declares every attention variant bit: a version-2 one keeps only the bits version 2 defines. */
 #include "posenc/plugin.h"
 
 /* Writes `value` to out[0, 0] so a test sees which entry ran. */
@@ -19,38 +19,32 @@ static int second(const posenc_sinusoidal_args* a, posenc_error* e) {
   return write(a, 2);
 }
 
-/* Version 1's attention arguments: no window_left or softcap, threads right after scale. */
-typedef struct {
-  const DLTensor *q, *k, *v, *out;
-  int32_t mask;
-  const DLTensor *q_positions, *k_positions, *bias;
-  double scale;
-  int32_t threads;
-} attention_args_v1;
-
-/* Writes threads, mask and (from version 3) chunk_size to out[0, 0, 0 … 2]. */
-static int echo(const posenc_attention_args* args, posenc_error* e) {
-  (void)e;
-#if defined(ABI_V1)
-  const attention_args_v1* a = (const attention_args_v1*)args;
-#else
-  const posenc_attention_args* a = args;
-#endif
-  float* out = (float*)((char*)a->out->data + a->out->byte_offset);
-  out[0] = (float)a->threads;
-  out[a->out->strides[2]] = (float)a->mask;
-#if !defined(ABI_V1) && !defined(ABI_V2)
-  out[2 * a->out->strides[2]] = (float)a->chunk_size;
-#endif
-  return POSENC_OK;
-}
-/* It claims every attention bit, a version's own and later ones alike. */
-#define ECHO_VARIANTS                                                                         \
-  (POSENC_VARIANT_F32 | POSENC_VARIANT_ATTENTION_CAUSAL | POSENC_VARIANT_ATTENTION_WINDOW | \
-   POSENC_VARIANT_ATTENTION_CHUNKED)
-
 #if defined(ABI_V1)
 /* Version 1's entry: version 2's without its trailing envelope fields. */
+typedef struct {
+  const char* name;
+  uint32_t family;
+  uint32_t flags;
+  uint64_t variants;
+  double bound;
+  union {
+    posenc_sinusoidal_fn sinusoidal;
+    void (*any)(void);
+  } run;
+} kernel_v1;
+static const kernel_v1 kKernels[2] = {
+    {"first", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 3, {first}},
+    {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {second}},
+};
+static const posenc_plugin kPlugin = {1, 2, (const posenc_kernel*)kKernels};
+#else
+static int attention(const posenc_attention_args* a, posenc_error* e) {
+  (void)a;
+  (void)e;
+  return POSENC_OK;
+}
+#if defined(ABI_V2)
+/* Version 2's entry: version 3's without its trailing conventions. */
 typedef struct {
   const char* name;
   uint32_t family;
@@ -62,13 +56,16 @@ typedef struct {
     posenc_attention_fn attention;
     void (*any)(void);
   } run;
-} kernel_v1;
-static const kernel_v1 kKernels[3] = {
-    {"first", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 3, {first}},
-    {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {second}},
-    {"echo", POSENC_FAMILY_ATTENTION, 0, ECHO_VARIANTS, 0, {.attention = echo}},
+  double bound_bf16, bound_f16;
+  int64_t max_position;
+} kernel_v2;
+static const kernel_v2 kKernels[3] = {
+    {"first", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 3, {.sinusoidal = first}, 2, 5, 4096},
+    {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {.sinusoidal = second}, 0, 0, 0},
+    {"attention", POSENC_FAMILY_ATTENTION, 0, POSENC_VARIANT_F32 | ((uint64_t)0xFF << 8), 1,
+     {.attention = attention}, 0, 0, 0},
 };
-static const posenc_plugin kPlugin = {1, 3, (const posenc_kernel*)kKernels};
+static const posenc_plugin kPlugin = {2, 3, (const posenc_kernel*)kKernels};
 #else
 static const posenc_kernel kKernels[3] = {
     {.name = "first",
@@ -78,19 +75,18 @@ static const posenc_kernel kKernels[3] = {
      .run.sinusoidal = first,
      .bound_bf16 = 2,
      .bound_f16 = 5,
-     .max_position = 4096},
+     .max_position = 4096,
+     .conventions = POSENC_CONVENTION_FINITE_INPUTS | POSENC_CONVENTION_POSITIONS_I32},
     {.name = "second",
      .family = POSENC_FAMILY_SINUSOIDAL,
      .variants = POSENC_VARIANT_F32,
      .run.sinusoidal = second},
-    {.name = "echo",
+    {.name = "attention",
      .family = POSENC_FAMILY_ATTENTION,
-     .variants = ECHO_VARIANTS,
-     .run.attention = echo},
+     .variants = POSENC_VARIANT_F32 | ((uint64_t)0xFF << 8),
+     .bound = 1,
+     .run.attention = attention},
 };
-#if defined(ABI_V2)
-static const posenc_plugin kPlugin = {2, 3, kKernels};
-#else
 static const posenc_plugin kPlugin = {POSENC_PLUGIN_ABI_VERSION, 3, kKernels};
 #endif
 #endif

@@ -40,6 +40,19 @@ static int writes_input(const posenc_sinusoidal_args* a, posenc_error* e) {
   ((float*)a->x->data)[0] = 42.0f;
   return POSENC_OK;
 }
+static volatile float sink;
+/* Read x one float past its last element (16 bytes: a whole SSE vector), or one before its first.
+ */
+static int reads_past_x(const posenc_sinusoidal_args* a, posenc_error* e) {
+  (void)e;
+  sink = ((const float*)a->x->data)[a->x->shape[0] * a->x->strides[0] + 3];
+  return POSENC_OK;
+}
+static int reads_before_x(const posenc_sinusoidal_args* a, posenc_error* e) {
+  (void)e;
+  sink = ((const float*)a->x->data)[-1];
+  return POSENC_OK;
+}
 static int writes_out(const posenc_sinusoidal_args* a, posenc_error* e) {
   int64_t t, c;
   (void)e;
@@ -86,6 +99,8 @@ static const posenc_kernel kKernels[] = {
     ENTRY(past_end),
     ENTRY(before_start),
     ENTRY(writes_input),
+    ENTRY(reads_past_x),
+    ENTRY(reads_before_x),
     ENTRY(writes_out),
     ENTRY(exits),
     ENTRY(aborts),
