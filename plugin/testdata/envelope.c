@@ -60,10 +60,25 @@ typedef struct {
   int64_t max_position;
 } kernel_v2;
 static const kernel_v2 kKernels[3] = {
-    {"first", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 3, {.sinusoidal = first}, 2, 5, 4096},
+    {"first",
+     POSENC_FAMILY_SINUSOIDAL,
+     0,
+     POSENC_VARIANT_F32,
+     3,
+     {.sinusoidal = first},
+     2,
+     5,
+     4096},
     {"second", POSENC_FAMILY_SINUSOIDAL, 0, POSENC_VARIANT_F32, 0, {.sinusoidal = second}, 0, 0, 0},
-    {"attention", POSENC_FAMILY_ATTENTION, 0, POSENC_VARIANT_F32 | ((uint64_t)0xFF << 8), 1,
-     {.attention = attention}, 0, 0, 0},
+    {"attention",
+     POSENC_FAMILY_ATTENTION,
+     0,
+     POSENC_VARIANT_F32 | ((uint64_t)0xFF << 8),
+     1,
+     {.attention = attention},
+     0,
+     0,
+     0},
 };
 static const posenc_plugin kPlugin = {2, 3, (const posenc_kernel*)kKernels};
 #else
