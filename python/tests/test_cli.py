@@ -74,7 +74,7 @@ def test_the_readme_example_is_in_the_readme_and_fails_as_it_shows():
                           "readme_example.py"], env=env, capture_output=True, text=True,
                          timeout=300, cwd=HERE)
     assert run.returncode == 1, run.stdout + run.stderr
-    for line in ("sinusoidal.differential FAILED for sinusoidal/my_table on case 5",
+    for line in ("sinusoidal.differential FAILED for sinusoidal/my_table on case 6",
                  "minimal counterexample:", "FAILED readme_example.py::test_my_table"):
         assert line in run.stdout
 
