@@ -50,8 +50,11 @@ class Row:
     def __init__(self, b):
         parts = [p for p in b["run_name"].split("/")
                  if p not in ("real_time", "manual_time") and not p.startswith("iterations:")]
-        self.family, self.impl, self.shape = parts[0], parts[1], parts[2]
-        self.threads = int(parts[3].split(":")[1])
+        # A shape may hold a slash itself (decode's "h=32/8": query over kv heads).
+        threads = [p for p in parts[2:] if p.startswith("threads:")]
+        self.family, self.impl = parts[0], parts[1]
+        self.shape = "/".join(p for p in parts[2:] if not p.startswith("threads:"))
+        self.threads = int(threads[0].split(":")[1]) if threads else 1
         self.reference = b.get("label") == "reference"
         self.label = b.get("label")
         self.kernel = self.label not in YARDSTICKS
