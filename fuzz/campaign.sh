@@ -3,8 +3,9 @@
 # fixed campaigns. New inputs go to <work dir>/new (emptied first), crashes to <work dir>.
 #
 # Everything known to make two runs of one commit differ is pinned, so that they print the same
-# execs, coverage, features and corpus (fuzz.determinism checks it; not yet enough on the current
-# tree, see its comment in CMakeLists.txt):
+# execs, coverage, features and corpus (fuzz.determinism checks it). Besides what is pinned here,
+# the targets themselves keep libhwy's timer measurement from shifting the heap
+# (hwy_timer_resolution.cc):
 # - no address space randomisation (setarch -R), and the same argv and environment on every run
 #   and in every clone (relative names from inside <work dir>, `env -i` with the few variables
 #   below). Addresses reach libFuzzer through the comparisons it traces (an overlap check, a
