@@ -6,8 +6,18 @@ JOBS ?= $(shell nproc)
 # Debian 12 packages the build needs; `make deps` installs whichever are missing.
 PACKAGES := cmake ninja-build g++ pkg-config python3 \
   librapidcheck-dev libgtest-dev libbenchmark-dev libeigen3-dev libhwy-dev \
-  libcli11-dev libfmt-dev libdlpack-dev libseccomp-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev \
+  libcli11-dev libfmt-dev libdlpack-dev libseccomp-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev ccache \
   pybind11-dev python3-pybind11 python3-numpy python3-torch python3-pytest python3-dev python3-yaml
+
+# A compiler cache where one is installed: a new clone on a machine that built posenc before
+# recompiles only what differs. Paths are taken relative to the clone (CCACHE_BASEDIR, and the
+# working directory left out of the hash), so one clone reuses another's objects.
+ifneq ($(shell command -v ccache),)
+export CMAKE_C_COMPILER_LAUNCHER ?= ccache
+export CMAKE_CXX_COMPILER_LAUNCHER ?= ccache
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+endif
 
 .PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz bench format clean
 
