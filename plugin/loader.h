@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -53,6 +54,12 @@ class Plugin {
     return std::get<std::vector<Impl<Call>>>(kernels_);
   }
   size_t size() const;  // kernels in every family
+  // Per kernel of kernels<Call>(), its call's way to the child and back without the kernel: the
+  // tensors mirrored in, the call's pages opened and closed there, the changes copied back.
+  template <class Call>
+  const std::vector<std::function<void(const Call&)>>& round_trips() const {
+    return std::get<std::vector<std::function<void(const Call&)>>>(round_trips_);
+  }
 
  private:
   friend Plugin load(const std::string& path, const Options& options);
@@ -61,6 +68,9 @@ class Plugin {
   template <class... Calls>
   using Lists = std::tuple<std::vector<Impl<Calls>>...>;
   AllCalls::apply<Lists> kernels_;  // one list per family
+  template <class... Calls>
+  using Trips = std::tuple<std::vector<std::function<void(const Calls&)>>...>;
+  AllCalls::apply<Trips> round_trips_;
 };
 
 // Loads the library at `path`; throws LoadError with a message that says what is wrong.

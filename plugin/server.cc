@@ -219,6 +219,7 @@ std::string CallRequest::encode() const {
   WireWriter out;
   out.put(index).put(kernel).put(args).put<uint64_t>(pages.size());
   for (const Pages& p : pages) out.put(p.offset).put(p.length).put(p.protection);
+  out.put<uint8_t>(run);
   return out.take();
 }
 
@@ -234,6 +235,7 @@ CallRequest CallRequest::decode(std::string_view bytes) {
     p.length = in.get<uint64_t>();
     p.protection = in.get<int>();
   }
+  r.run = in.get<uint8_t>() != 0;
   return r;
 }
 
@@ -249,8 +251,9 @@ std::string serve(Served& served, std::string_view bytes) {
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
   posenc_error error{};
   watch_faults(served.fault);
-  const int code =
-      invoke(entry(table, request.index), table.abi_version, served.base + request.args, &error);
+  const int code = request.run ? invoke(entry(table, request.index), table.abi_version,
+                                        served.base + request.args, &error)
+                               : POSENC_OK;
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);
   auto text = [](const char* field, size_t n) {
     return std::string_view(field, strnlen(field, n));

@@ -31,6 +31,8 @@ struct CallRequest {
   std::string kernel;
   uint64_t args = 0;
   std::vector<Pages> pages;
+  bool run =
+      true;  // false: the pages are opened and closed, the kernel not called (`posenc bench`)
 
   std::string encode() const;
   static CallRequest decode(std::string_view bytes);
