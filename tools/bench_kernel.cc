@@ -1,14 +1,18 @@
 // posenc bench --kernel: bench/'s cases arrive through case_sink() instead of becoming
-// posenc_bench's rows; each case a plugin kernel supports becomes three rows per thread count:
+// posenc_bench's rows; each case a plugin kernel supports becomes four rows per thread count:
 //   posenc/<family>/optimized/<label>/threads:N   posenc's dispatcher, on the same buffers
-//   plugin/<family>/<kernel>/<label>/threads:N    the plugin's kernel, a call through its child
+//   plugin/<family>/<kernel>/<label>/threads:N    one call through its child, as validate makes it
 //   isolation/<family>/<kernel>/<label>/threads:N the same way there and back, kernel not called
-// The plugin's output is checked once per row before it is timed.
+//   repeated/<family>/<kernel>/<label>/threads:N  R calls in a row within one way there and back
+// The kernel's own time per call is (repeated − isolation) / R, with R chosen so that the calls
+// take about 8 times the way's cost. The plugin's output is checked once before it is timed.
 #include "tools/bench_kernel.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -39,9 +43,9 @@ struct Line {
   std::string kernel, label;
   int threads = 1;
   double bytes = 0;
-  std::string plugin, isolation, posenc;  // row names
-  std::string posenc_impl;                // "rope/optimized"
-  std::string checked;                    // what the output was checked against, or why it failed
+  std::string plugin, isolation, repeated, posenc;  // row names
+  std::string posenc_impl;                          // "rope/optimized"
+  std::string checked;  // what the output was checked against, or why it failed
 };
 
 struct Plan {
@@ -50,6 +54,8 @@ struct Plan {
   std::set<std::string> posenc_rows;            // registered once per case and thread count
   std::map<std::string, std::string> verdicts;  // plugin row → "" (ok) or what was wrong
   std::map<std::string, std::string> checked;   // plugin row → what it was checked against
+  std::map<std::string, uint32_t> calls;        // plugin row → R, the repeated row's calls
+  double call_timeout = 10;                     // seconds
 };
 
 // Google Benchmark's console lines as it runs, and each row's figures for the table: the median
@@ -122,12 +128,34 @@ std::string check_output(const Impl<Call>& impl, const Case<Call>& c, int thread
   return cmp.ok ? "" : cmp.describe();
 }
 
+// R for the repeated row: calls whose time is about 8 times the isolation's own (whose noise then
+// adds little per call), within a quarter of the call timeout, at most 4096.
+template <class Call>
+uint32_t calls_per_request(const plugin::Repeated<Call>& repeat, Call call, int threads,
+                           double timeout) {
+  call.threads = threads;
+  auto seconds = [&](uint32_t calls) {  // the best of 5, after a warm-up: other processes run here
+    repeat(call, calls);
+    double best = INFINITY;
+    for (int i = 0; i < 5; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      repeat(call, calls);
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return best;
+  };
+  const double way = seconds(0);
+  const double kernel = std::max({(seconds(8) - way) / 8, way / 512, 1e-7});
+  return static_cast<uint32_t>(std::clamp(std::min(8 * way, timeout / 4) / kernel, 1.0, 4096.0));
+}
+
 // The rows of `plugin`'s kernels of Call on case `c`.
 template <class Call>
 void add_rows(const plugin::Plugin& plugin, const std::vector<int>& thread_counts,
               const std::regex& filter, Plan& plan, const std::shared_ptr<const Case<Call>>& c) {
   const auto& kernels = plugin.kernels<Call>();
-  const auto& trips = plugin.round_trips<Call>();
+  const auto& repeated = plugin.repeated<Call>();
   Buffers unwritten(false);
   const Call probe = c->build(unwritten);
   const Impl<Call>& posenc = optimized_impl<Call>();
@@ -148,6 +176,7 @@ void add_rows(const plugin::Plugin& plugin, const std::vector<int>& thread_count
                 .bytes = c->bytes,
                 .plugin = "plugin/" + impl.name + tail,
                 .isolation = "isolation/" + impl.name + tail,
+                .repeated = "repeated/" + impl.name + tail,
                 .posenc = "posenc/" + posenc.name + tail,
                 .posenc_impl = posenc.name};
       if (plan.posenc_rows.insert(line.posenc).second) {
@@ -164,21 +193,34 @@ void add_rows(const plugin::Plugin& plugin, const std::vector<int>& thread_count
           return state.SkipWithError(("wrong output, not timed: " + it->second).c_str());
         run_case(state, *c, impl, threads);
       })->UseRealTime();
-      auto trip = std::make_shared<Impl<Call>>(impl);
-      trip->name = "isolation/" + impl.name;
-      trip->run = trips[k];
-      benchmark::RegisterBenchmark(line.isolation.c_str(), [c, trip, threads, &plan,
-                                                            name = line.plugin](auto& state) {
-        if (!plan.verdicts[name].empty())
-          return state.SkipWithError("not run: the kernel's output was wrong");
-        run_case(state, *c, *trip, threads);
-      })->UseRealTime();
+      // The isolation row (0 calls) and the repeated one (R calls): the same call, made in a row.
+      for (bool isolation : {true, false}) {
+        const std::string& row = isolation ? line.isolation : line.repeated;
+        benchmark::RegisterBenchmark(row.c_str(), [=, &impl, &plan, repeat = repeated[k],
+                                                   name = line.plugin](auto& state) {
+          if (!plan.verdicts[name].empty())
+            return state.SkipWithError("not run: the kernel's output was wrong");
+          auto [calls, first] = plan.calls.try_emplace(name, 1);
+          if (first)
+            calls->second =
+                calls_per_request(repeat, case_slot().get(*c), threads, plan.call_timeout);
+          const uint32_t n = isolation ? 0 : calls->second;
+          Impl<Call> way = impl;
+          way.name = (isolation ? "isolation/" : "repeated/") + impl.name;
+          way.run = [repeat, n](const Call& call) { repeat(call, n); };
+          run_case(state, *c, way, threads);
+          if (!isolation) state.SetLabel(fmt::format("{} calls per iteration", n));
+        })->UseRealTime();
+      }
       plan.lines.push_back(std::move(line));
     }
   }
 }
 
-std::string micros(double ns) { return fmt::format("{:.3g}", ns / 1e3); }
+// Three significant digits, without an exponent.
+std::string micros(double ns) {
+  return ns < 1e6 ? fmt::format("{:.3g}", ns / 1e3) : fmt::format("{:.0f}", ns / 1e3);
+}
 
 std::string load_average() {
   std::ifstream in("/proc/loadavg");
@@ -198,30 +240,34 @@ int print_table(const Plan& plan, const Collector& collector, const BenchOptions
   auto roof_pct = [](double bytes, double ns, double roof_gbps) {
     return ns > 0 && roof_gbps > 0 ? fmt::format("{:.1f}", 100 * bytes / ns / roof_gbps) : "-";
   };
-  fmt::print("\n{:<24} {:<32} {:>3} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  {}\n", "kernel",
-             "case", "thr", "plugin µs", "isol. µs", "kernel µs", "posenc µs", "÷ posenc", "roof %",
-             "posenc%", "output");
+  constexpr const char* kRow =
+      "{:<24} {:<32} {:>3} {:>10} {:>10} {:>10} {:>5} {:>10} {:>8} {:>7} {:>7}  {}\n";
+  fmt::print("\n");
+  fmt::print(kRow, "kernel", "case", "thr", "plugin µs", "isol. µs", "kernel µs", "R", "posenc µs",
+             "÷ posenc", "roof %", "posenc%", "output");
   int bad = 0;
   std::string json;
   for (const Line& line : plan.lines) {
     const auto plugin = figures(line.plugin), isolation = figures(line.isolation),
-               posenc = figures(line.posenc);
-    const double kernel = plugin.ns - isolation.ns;  // a difference of two medians
-    const bool ran = plugin.error.empty() && isolation.error.empty();
+               repeated = figures(line.repeated), posenc = figures(line.posenc);
+    const auto calls = plan.calls.find(line.plugin);
+    const uint32_t r = calls == plan.calls.end() ? 0 : calls->second;
+    const bool ran = plugin.error.empty() && isolation.error.empty() && repeated.error.empty() && r;
+    const double kernel = ran ? (repeated.ns - isolation.ns) / r : NAN;
     const auto checked = plan.checked.find(line.plugin);
     std::string output = !plugin.error.empty()           ? plugin.error
                          : checked == plan.checked.end() ? "not checked"
                                                          : "ok against " + checked->second;
     bad += !plugin.error.empty() && !plugin.error.starts_with("skipped:");  // the time budget
-    if (!ran) {
-      fmt::print("{:<24} {:<32} {:>3} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  {}\n",
-                 line.kernel, line.label, line.threads, "-", "-", "-",
+    if (!plugin.error.empty() || !ran) {
+      fmt::print(kRow, line.kernel, line.label, line.threads, "-", "-", "-", "-",
                  posenc.error.empty() ? micros(posenc.ns) : "-", "-", "-", "-",
-                 plugin.error.empty() ? "isolation row: " + isolation.error : output);
+                 !plugin.error.empty()      ? output
+                 : !isolation.error.empty() ? "isolation row: " + isolation.error
+                                            : "repeated row: " + repeated.error);
     } else {
-      fmt::print("{:<24} {:<32} {:>3} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7}  {}\n",
-                 line.kernel, line.label, line.threads, micros(plugin.ns), micros(isolation.ns),
-                 kernel > 0 ? micros(kernel) : "≤ 0", micros(posenc.ns),
+      fmt::print(kRow, line.kernel, line.label, line.threads, micros(plugin.ns),
+                 micros(isolation.ns), kernel > 0 ? micros(kernel) : "≤ 0", r, micros(posenc.ns),
                  kernel > 0 && posenc.ns > 0 ? fmt::format("{:.2f}", kernel / posenc.ns) : "-",
                  roof_pct(line.bytes, kernel, plugin.roof_gbps),
                  roof_pct(line.bytes, posenc.ns, posenc.roof_gbps), output);
@@ -230,19 +276,21 @@ int print_table(const Plan& plan, const Collector& collector, const BenchOptions
     auto ns = [&](const Collector::Figures& f) { return f.error.empty() ? f.ns : NAN; };
     json += fmt::format(
         "{}\n    {{\"kernel\": {}, \"case\": {}, \"threads\": {}, \"bytes\": {}, "
-        "\"plugin_ns\": {}, \"isolation_ns\": {}, \"kernel_ns\": {}, \"posenc_ns\": {}, "
+        "\"plugin_ns\": {}, \"isolation_ns\": {}, \"kernel_ns\": {}, \"calls\": {}, "
+        "\"posenc_ns\": {}, "
         "\"posenc_impl\": {}, \"roof_GBps\": {}, \"output\": {}}}",
         json.empty() ? "" : ",", json_string(line.kernel), json_string(line.label), line.threads,
         json_number(line.bytes), json_number(ns(plugin)), json_number(ns(isolation)),
-        json_number(ran ? kernel : NAN), json_number(ns(posenc)), json_string(line.posenc_impl),
+        json_number(kernel), r, json_number(ns(posenc)), json_string(line.posenc_impl),
         json_number(plugin.roof_gbps), json_string(output));
   }
   fmt::print(
       "\nplugin: one call of its kernel as `posenc validate --kernel` makes it, through its child;"
       " isol.: the same call with the kernel not called (the tensors mirrored into shared memory "
       "and the changed bytes copied back, the call's pages opened and closed in the child, one "
-      "socket round trip); kernel = plugin − isol. (a difference of two medians: noisy where "
-      "isol. dominates); ÷ posenc = kernel µs over posenc/<family>/optimized's on the same "
+      "socket round trip); kernel = (one way with R calls in a row − isol.) / R, R chosen so the "
+      "calls take about 8 times isol.; ÷ posenc = kernel µs over posenc/<family>/optimized's on "
+      "the same "
       "buffers; roof % = bytes moved per second over the scale roof at the same bytes and "
       "threads, measured in this run. Outputs were checked once per row before timing; a wrong "
       "one is not timed.\n");
@@ -309,6 +357,7 @@ int bench_kernels(const BenchOptions& o) {
   std::vector<int> thread_counts(std::begin(kThreadCounts), std::end(kThreadCounts));
   if (o.threads) thread_counts = {*o.threads};
   Plan plan;
+  plan.call_timeout = o.call_timeout;
   std::vector<std::function<void()>> rows;  // added once bench/'s own rows are cleared
   std::string kernels;                      // every kernel the library has, for the messages
   for_each_family([&](auto tag) {
