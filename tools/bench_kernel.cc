@@ -94,7 +94,7 @@ const Impl<Call>& optimized_impl() {
 
 // The plugin's output on case `c` against the fp64 reference where the bench runs it (cases of at
 // most 64 MiB), else against posenc's optimized output with the two bounds added. Returns "" when
-// it holds; `against` says what it was checked against.
+// it holds, else what went wrong; `against` says what it was checked against.
 template <class Call>
 std::string check_output(const Impl<Call>& impl, const Case<Call>& c, int threads,
                          std::string& against) {
@@ -117,15 +117,15 @@ std::string check_output(const Impl<Call>& impl, const Case<Call>& c, int thread
   try {
     oracle.run(expected);
   } catch (const std::exception& e) {
-    return oracle.name + " threw: " + e.what();
+    return "not timed: " + oracle.name + " threw: " + e.what();
   }
   try {
     impl.run(got);
   } catch (const std::exception& e) {
-    return std::string("threw: ") + e.what();
+    return std::string("failed, not timed: ") + e.what();
   }
   const harness::Comparison cmp = harness::compare_outputs(problem, expected, got, bound);
-  return cmp.ok ? "" : cmp.describe();
+  return cmp.ok ? "" : "wrong output, not timed: " + cmp.describe();
 }
 
 // R for the repeated row: calls whose time is about 8 times the isolation's own (whose noise then
@@ -189,8 +189,7 @@ void add_rows(const plugin::Plugin& plugin, const std::vector<int>& thread_count
         // Once per row, before it is timed: a wrong kernel is not timed at all.
         auto [it, first] = plan.verdicts.try_emplace(name);
         if (first) it->second = check_output(impl, *c, threads, plan.checked[name]);
-        if (!it->second.empty())
-          return state.SkipWithError(("wrong output, not timed: " + it->second).c_str());
+        if (!it->second.empty()) return state.SkipWithError(it->second.c_str());
         run_case(state, *c, impl, threads);
       })->UseRealTime();
       // The isolation row (0 calls) and the repeated one (R calls): the same call, made in a row.
@@ -201,9 +200,14 @@ void add_rows(const plugin::Plugin& plugin, const std::vector<int>& thread_count
           if (!plan.verdicts[name].empty())
             return state.SkipWithError("not run: the kernel's output was wrong");
           auto [calls, first] = plan.calls.try_emplace(name, 1);
-          if (first)
-            calls->second =
-                calls_per_request(repeat, case_slot().get(*c), threads, plan.call_timeout);
+          try {
+            if (first)
+              calls->second =
+                  calls_per_request(repeat, case_slot().get(*c), threads, plan.call_timeout);
+          } catch (const std::exception& e) {  // a kernel can fail on any call
+            note_failure();
+            return state.SkipWithError((std::string("threw: ") + e.what()).c_str());
+          }
           const uint32_t n = isolation ? 0 : calls->second;
           Impl<Call> way = impl;
           way.name = (isolation ? "isolation/" : "repeated/") + impl.name;
@@ -220,6 +224,12 @@ void add_rows(const plugin::Plugin& plugin, const std::vector<int>& thread_count
 // Three significant digits, without an exponent.
 std::string micros(double ns) {
   return ns < 1e6 ? fmt::format("{:.3g}", ns / 1e3) : fmt::format("{:.0f}", ns / 1e3);
+}
+
+// A kernel's output lines (its crash report's) on the table's one line.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
 }
 
 std::string load_average() {
@@ -255,7 +265,7 @@ int print_table(const Plan& plan, const Collector& collector, const BenchOptions
     const bool ran = plugin.error.empty() && isolation.error.empty() && repeated.error.empty() && r;
     const double kernel = ran ? (repeated.ns - isolation.ns) / r : NAN;
     const auto checked = plan.checked.find(line.plugin);
-    std::string output = !plugin.error.empty()           ? plugin.error
+    std::string output = !plugin.error.empty()           ? one_line(plugin.error)
                          : checked == plan.checked.end() ? "not checked"
                                                          : "ok against " + checked->second;
     bad += !plugin.error.empty() && !plugin.error.starts_with("skipped:");  // the time budget

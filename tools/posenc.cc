@@ -6,6 +6,7 @@
 // error, 3 stopped early (the time budget, SIGINT or SIGTERM) with nothing failed.
 // `posenc validate --config config.json [--layer N]` runs the rope families' properties at one
 // model's rope parameters (PinnedRope in properties/property.h); `posenc config` prints them.
+// `posenc bench --kernel lib.so` times a plugin's kernels beside posenc's (tools/bench_kernel.h).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
