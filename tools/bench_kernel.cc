@@ -397,8 +397,13 @@ int bench_kernels(const BenchOptions& o) {
   for (const auto& add : rows) add();
   if (plan.lines.empty()) {
     for (const std::string& u : plan.unsupported) fmt::print(stderr, "not run: {}\n", u);
-    fmt::print(stderr, "posenc bench: --filter {}: matches no case its kernels support ({})\n",
-               o.filter, kernels);
+    std::string asked = o.filter.empty() ? "" : "--filter " + o.filter;
+    if (o.threads) asked += (asked.empty() ? "" : " ") + fmt::format("--threads {}", *o.threads);
+    fmt::print(stderr, "posenc bench: {}: matches no case its kernels support ({}){}\n",
+               asked.empty() ? "every case" : asked, kernels,
+               o.threads && *o.threads != 1
+                   ? "; a kernel not flagged POSENC_KERNEL_THREADED runs at 1 thread only"
+                   : "");
     return 2;
   }
 
