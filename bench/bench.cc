@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <new>
 #include <thread>
@@ -14,6 +15,21 @@
 #include "posenc/error.h"
 
 namespace posenc::bench {
+
+namespace {
+bool smoke_mode = false;
+}  // namespace
+
+bool smoke() { return smoke_mode; }
+void set_smoke(bool on) { smoke_mode = on; }
+
+std::string cpu_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown";
+}
 
 // ---- Buffers ----
 

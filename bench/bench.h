@@ -24,6 +24,9 @@ namespace posenc::bench {
 // True under --posenc_smoke: tiny shapes and short roof measurements, so CI runs every benchmark
 // once in seconds.
 bool smoke();
+void set_smoke(bool on);
+// This machine's CPU as /proc/cpuinfo names it ("unknown" without one).
+std::string cpu_name();
 
 // The thread counts every case runs at.
 inline constexpr int kThreadCounts[] = {1, 2};
@@ -174,13 +177,12 @@ CaseSlot& case_slot();
 // roof at the same bytes and threads), roof_GBps and copy_GBps (the two roofs).
 void report_bytes(benchmark::State& state, double bytes, int threads);
 
-// The body of one benchmark row: implementation `index` of Call's registry table on case `c` at
+// The body of one benchmark row: `impl` (a registry entry, or a plugin's kernel) on case `c` at
 // `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads),
 // roof_GBps and copy_GBps (the two roofs); with flops, flops_per_second; with a baseline, gemm_pct
 // and gemm_GFLOPs.
 template <class Call>
-void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int threads) {
-  const Impl<Call>& impl = implementations<Call>()[index];
+void run_case(benchmark::State& state, const Case<Call>& c, const Impl<Call>& impl, int threads) {
   auto skip = [&](const std::string& why) { state.SkipWithError(why.c_str()); };
   if (std::string why = impl.unavailable_reason(); !why.empty()) return skip("unavailable: " + why);
   const double work = c.flops > 0 ? c.flops : c.bytes;
@@ -199,7 +201,12 @@ void run_case(benchmark::State& state, const Case<Call>& c, size_t index, int th
   }
 
   const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) impl.run(call);
+  try {
+    for (auto _ : state) impl.run(call);
+  } catch (const std::exception& e) {  // a plugin's kernel can fail on any call
+    note_failure();
+    return skip(std::string("threw while timed: ") + e.what());
+  }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   record_speed(impl.name, threads, &c, work,
                elapsed.count() / static_cast<double>(state.iterations()));
@@ -230,6 +237,14 @@ void run_plain(benchmark::State& state, const Case<Call>& c, int threads) {
   if (c.plain_error) state.counters["max_error"] = c.plain_error(call);
 }
 
+// Where register_case sends a family's cases when set, instead of registering their rows:
+// `posenc bench --kernel` (tools/) times a plugin's kernels on the same cases.
+template <class Call>
+std::function<void(std::shared_ptr<const Case<Call>>)>& case_sink() {
+  static std::function<void(std::shared_ptr<const Case<Call>>)> sink;
+  return sink;
+}
+
 // Registers one row per (threads, supporting implementation) of case `c`, named
 // "<impl name>/<label>/threads:<n>", and its plain peer's rows
 // "<family>/plain/<label>/threads:<n>". The reference runs only cases marked `reference`, and an
@@ -237,6 +252,7 @@ void run_plain(benchmark::State& state, const Case<Call>& c, int threads) {
 template <class Call>
 void register_case(Case<Call> c) {
   auto shared = std::make_shared<const Case<Call>>(std::move(c));
+  if (case_sink<Call>()) return case_sink<Call>()(shared);
   for (int threads : kThreadCounts) {
     if (!shared->plain) break;
     const std::string name = std::string(family_name(Call::kFamily)) + "/plain/" + shared->label +
@@ -249,15 +265,14 @@ void register_case(Case<Call> c) {
   const Call probe = shared->build(plan);
   const auto& table = implementations<Call>();
   for (int threads : kThreadCounts) {
-    for (size_t i = 0; i < table.size(); ++i) {
-      const Impl<Call>& impl = table[i];
+    for (const Impl<Call>& impl : table) {
       if (!supports(impl, probe)) continue;
       if (&impl == &reference_impl<Call>() && !shared->reference) continue;
       if (!impl.threaded && threads != 1) continue;
       const std::string name =
           impl.name + "/" + shared->label + "/threads:" + std::to_string(threads);
-      benchmark::RegisterBenchmark(name.c_str(), [shared, i, threads](benchmark::State& state) {
-        run_case(state, *shared, i, threads);
+      benchmark::RegisterBenchmark(name.c_str(), [shared, &impl, threads](benchmark::State& state) {
+        run_case(state, *shared, impl, threads);
       })->UseRealTime();
     }
   }

@@ -2,35 +2,15 @@
 // Takes Google Benchmark's flags plus --posenc_smoke (tiny shapes, for CI).
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <string>
 
 #include "bench/bench.h"
-
-namespace posenc::bench {
-
-namespace {
-bool smoke_mode = false;
-
-std::string cpu_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown";
-}
-}  // namespace
-
-bool smoke() { return smoke_mode; }
-
-}  // namespace posenc::bench
 
 int main(int argc, char** argv) {
   // Take our own flag out before Google Benchmark sees the rest.
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--posenc_smoke") == 0)
-      posenc::bench::smoke_mode = true;
+      posenc::bench::set_smoke(true);
     else
       argv[kept++] = argv[i];
   }

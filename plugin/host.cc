@@ -45,8 +45,12 @@ Host::~Host() {
 
 Isolated Host::call(const Source& source, const void* args,
                     const std::vector<std::pair<uint8_t*, size_t>>& writable,
-                    const std::vector<std::pair<uint8_t*, size_t>>& readable) {
-  CallRequest request{.index = source.index, .kernel = source.kernel, .args = offset(args)};
+                    const std::vector<std::pair<uint8_t*, size_t>>& readable, uint32_t calls) {
+  CallRequest request{.index = source.index,
+                      .kernel = source.kernel,
+                      .args = offset(args),
+                      .pages = {},
+                      .calls = calls};
   for (const auto& [pages, size] : writable)
     request.pages.push_back({offset(pages), size, PROT_READ | PROT_WRITE});
   for (const auto& [pages, size] : readable)

@@ -38,10 +38,10 @@ class Host {
   std::mutex& mutex() { return mutex_; }
   SharedMemory& memory() { return memory_; }
   // Runs the kernel on the argument struct at `args` (in memory()), the child opening `writable`
-  // and `readable` for the call.
+  // and `readable` for the call, and calling it `calls` times in a row (CallRequest::calls).
   Isolated call(const Source& source, const void* args,
                 const std::vector<std::pair<uint8_t*, size_t>>& writable,
-                const std::vector<std::pair<uint8_t*, size_t>>& readable);
+                const std::vector<std::pair<uint8_t*, size_t>>& readable, uint32_t calls = 1);
 
  private:
   uint64_t offset(const void* at) const {
@@ -62,9 +62,11 @@ class Host {
 void finish_call(const Source& source, const Isolated& isolated, Tensors& tensors,
                  const FaultRecord& fault = {});
 
-// One call of a library's kernel, on a copy of `call` mirrored into the host's memory.
+// One call of a library's kernel, on a copy of `call` mirrored into the host's memory; or `calls`
+// of them in a row on that copy, in one way there and back (0: the way alone, the isolation's
+// cost).
 template <class Call>
-void run_kernel(const Source& source, Host& host, const Call& call) {
+void run_kernel(const Source& source, Host& host, const Call& call, uint32_t calls = 1) {
   std::lock_guard lock(host.mutex());
   if (host.hangs() >= kMaxHangs)
     throw KernelFailure(source.impl + " not called: its library hung " + std::to_string(kMaxHangs) +
@@ -77,7 +79,7 @@ void run_kernel(const Source& source, Host& host, const Call& call) {
   tensors.map();
   const auto* shared_args = block.put(args);
   const Isolated isolated =
-      host.call(source, shared_args, tensors.mirror().accessible(), block.chunks());
+      host.call(source, shared_args, tensors.mirror().accessible(), block.chunks(), calls);
   if (isolated.status == Isolated::Status::timed_out) ++host.hangs();
   finish_call(source, isolated, tensors, host.last_fault());
 }

@@ -38,9 +38,13 @@ uint64_t accepted(uint64_t variants, uint32_t conventions) {
 }
 
 template <class Call>
-void add_kernel(std::vector<Impl<Call>>& to, Source source, const std::shared_ptr<Host>& host,
-                uint32_t flags, uint64_t variants, Bound bound, int64_t max_position) {
+void add_kernel(std::vector<Impl<Call>>& to, std::vector<Repeated<Call>>& repeated, Source source,
+                const std::shared_ptr<Host>& host, uint32_t flags, uint64_t variants, Bound bound,
+                int64_t max_position) {
   auto shared = std::make_shared<const Source>(std::move(source));
+  repeated.push_back([shared, host](const Call& call, uint32_t calls) {
+    run_kernel(*shared, *host, call, calls);
+  });
   to.push_back({.name = shared->impl,
                 .variants = variants,
                 .bound = bound,
@@ -107,7 +111,8 @@ void read_kernels(Plugin& plugin, const std::string& bytes, const Options& optio
           auto add = [&](auto& list) {
             using Call = typename CallOf<std::decay_t<decltype(list)>>::type;
             if (static_cast<uint32_t>(Call::kFamily) == family)
-              add_kernel(list, source, host, flags, variants, bound, max_position);
+              add_kernel(list, std::get<std::vector<Repeated<Call>>>(plugin.repeated_), source,
+                         host, flags, variants, bound, max_position);
           };
           (add(lists), ...);
         },

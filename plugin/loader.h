@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -43,6 +45,9 @@ struct Options {
 // whole timeout); the calls fail at once saying so.
 inline constexpr int kMaxHangs = 3;
 
+template <class Call>
+using Repeated = std::function<void(const Call&, uint32_t calls)>;
+
 // The kernels of one library, as registry entries named "<family>/<kernel name>".
 class Plugin {
  public:
@@ -53,6 +58,13 @@ class Plugin {
     return std::get<std::vector<Impl<Call>>>(kernels_);
   }
   size_t size() const;  // kernels in every family
+  // Per kernel of kernels<Call>(), a call made `calls` times in a row within one way to its child
+  // and back (the tensors mirrored in, the call's pages opened and closed there, the changes
+  // copied back); 0 calls: that way alone, the isolation's cost (`posenc bench`).
+  template <class Call>
+  const std::vector<Repeated<Call>>& repeated() const {
+    return std::get<std::vector<Repeated<Call>>>(repeated_);
+  }
 
  private:
   friend Plugin load(const std::string& path, const Options& options);
@@ -61,6 +73,9 @@ class Plugin {
   template <class... Calls>
   using Lists = std::tuple<std::vector<Impl<Calls>>...>;
   AllCalls::apply<Lists> kernels_;  // one list per family
+  template <class... Calls>
+  using RepeatedLists = std::tuple<std::vector<Repeated<Calls>>...>;
+  AllCalls::apply<RepeatedLists> repeated_;
 };
 
 // Loads the library at `path`; throws LoadError with a message that says what is wrong.

@@ -219,6 +219,7 @@ std::string CallRequest::encode() const {
   WireWriter out;
   out.put(index).put(kernel).put(args).put<uint64_t>(pages.size());
   for (const Pages& p : pages) out.put(p.offset).put(p.length).put(p.protection);
+  out.put(calls);
   return out.take();
 }
 
@@ -234,6 +235,7 @@ CallRequest CallRequest::decode(std::string_view bytes) {
     p.length = in.get<uint64_t>();
     p.protection = in.get<int>();
   }
+  r.calls = in.get<uint32_t>();
   return r;
 }
 
@@ -249,8 +251,10 @@ std::string serve(Served& served, std::string_view bytes) {
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, p.protection);
   posenc_error error{};
   watch_faults(served.fault);
-  const int code =
-      invoke(entry(table, request.index), table.abi_version, served.base + request.args, &error);
+  int code = POSENC_OK;
+  for (uint32_t i = 0; i < request.calls && code == POSENC_OK; ++i)
+    code =
+        invoke(entry(table, request.index), table.abi_version, served.base + request.args, &error);
   for (const auto& p : request.pages) mprotect(served.base + p.offset, p.length, PROT_NONE);
   auto text = [](const char* field, size_t n) {
     return std::string_view(field, strnlen(field, n));

@@ -31,6 +31,9 @@ struct CallRequest {
   std::string kernel;
   uint64_t args = 0;
   std::vector<Pages> pages;
+  // The kernel's calls in a row on the same tensors (`posenc bench`): 0 opens and closes the pages
+  // only, measuring the isolation's own cost; many make that cost small beside theirs.
+  uint32_t calls = 1;
 
   std::string encode() const;
   static CallRequest decode(std::string_view bytes);

@@ -54,6 +54,8 @@ std::string clean_utf8(const std::string& text) {
   return out;
 }
 
+}  // namespace
+
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : clean_utf8(text)) {
@@ -71,6 +73,8 @@ std::string json_string(const std::string& text) {
 
 // JSON has no infinity or NaN: those are null.
 std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
+
+namespace {
 
 std::string xml_escape(const std::string& text) {
   std::string out;

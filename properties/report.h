@@ -31,6 +31,10 @@ std::string write_junit(const std::string& path, const std::vector<ImplReport>& 
 std::string write_html(const std::string& path, const std::vector<ImplReport>& reports,
                        const RunInfo& info);
 
+// A JSON string of `text` (invalid UTF-8 replaced), and a JSON number (null for ±∞ and NaN).
+std::string json_string(const std::string& text);
+std::string json_number(double x);
+
 // The same documents as strings.
 std::string json_report(const std::vector<ImplReport>& reports, const RunInfo& info);
 std::string junit_report(const std::vector<ImplReport>& reports, const RunInfo& info);

@@ -6,6 +6,7 @@
 // error, 3 stopped early (the time budget, SIGINT or SIGTERM) with nothing failed.
 // `posenc validate --config config.json [--layer N]` runs the rope families' properties at one
 // model's rope parameters (PinnedRope in properties/property.h); `posenc config` prints them.
+// `posenc bench --kernel lib.so` times a plugin's kernels beside posenc's (tools/bench_kernel.h).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "properties/selftest.h"
 #include "properties/validate.h"
 #include "reference/reference.h"
+#include "tools/bench_kernel.h"
 
 namespace {
 
@@ -469,6 +471,30 @@ int show_config(const ConfigOptions& o) {
   }
 }
 
+// `posenc bench --kernel`'s numbers as typed, parsed strictly.
+struct BenchText {
+  std::string threads, repetitions, min_time, call_timeout, memory_limit;
+};
+
+int bench(tools::BenchOptions& o, const BenchText& text) {
+  try {
+    if (!text.threads.empty())
+      o.threads = static_cast<int>(parse_integer("--threads", text.threads, 1, 1024));
+    if (!text.repetitions.empty())
+      o.repetitions = static_cast<int>(parse_integer("--repetitions", text.repetitions, 1, 1000));
+    if (!text.min_time.empty()) o.min_time = parse_seconds("--min-time", text.min_time, 3600);
+    if (!text.call_timeout.empty())
+      o.call_timeout = parse_seconds("--call-timeout", text.call_timeout, 3600);
+    if (!text.memory_limit.empty())
+      o.memory_limit = parse_seconds("--memory-limit", text.memory_limit, 4096, "GiB");
+    check_environment();
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "posenc bench: {}\n", e.what());
+    return 2;
+  }
+  return tools::bench_kernels(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -513,6 +539,34 @@ int main(int argc, char** argv) {
                 "validate the harness's own broken kernels instead (each must fail)");
   int status = 0;
   cmd->callback([&] { status = validate(o); });
+
+  auto* bench_cmd = app.add_subcommand(
+      "bench",
+      "time a plugin's kernels on posenc_bench's cases beside posenc's optimized ones and the "
+      "memory roof, in one run");
+  tools::BenchOptions bench_options;
+  BenchText bench_text;
+  bench_cmd->add_option("--kernel", bench_options.kernel, "the plugin library (posenc/plugin.h)")
+      ->required();
+  bench_cmd->add_option("--family", bench_options.family, "only this family (e.g. rope)");
+  bench_cmd->add_option("--filter", bench_options.filter,
+                        "only rows whose '<family>/<kernel>/<case>/threads:<n>' matches this "
+                        "regular expression");
+  bench_cmd->add_option("--threads", bench_text.threads,
+                        "only this thread count (default 1 and 2)");
+  bench_cmd->add_option("--repetitions", bench_text.repetitions,
+                        "repeat each row, report medians (default 1)");
+  bench_cmd->add_option("--min-time", bench_text.min_time,
+                        "seconds each row runs for at least (default 0.5)");
+  bench_cmd->add_flag("--smoke", bench_options.smoke, "posenc_bench's tiny shapes (as in CI)");
+  bench_cmd->add_option("--call-timeout", bench_text.call_timeout,
+                        "a plugin kernel call still running after this many seconds has hung "
+                        "(default 10)");
+  bench_cmd->add_option("--memory-limit", bench_text.memory_limit,
+                        "GiB of its own memory the plugin's child may use (default: a quarter "
+                        "of this machine's RAM)");
+  bench_cmd->add_option("--out", bench_options.out, "also write the table as JSON to this file");
+  bench_cmd->callback([&] { status = bench(bench_options, bench_text); });
 
   auto* config_cmd = app.add_subcommand(
       "config",
