@@ -1,4 +1,5 @@
-// The optimized rope kernels against a straightforward long-double loop, on every target.
+// The optimized rope kernels against a straightforward long-double loop, on every target. Over
+// 600 lines: one suite for the family's optimized kernel, every target, layout, scaling and dtype.
 #include <gtest/gtest.h>
 
 #include <cmath>

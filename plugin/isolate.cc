@@ -1,3 +1,6 @@
+// The child process a plugin's code runs in (isolate.h): spawning it, its confinement (namespaces,
+// capabilities, seccomp), the message channel, and ending it with everything it started. Over 600
+// lines: the confinement steps and the channel are private parts of one child's set-up.
 #include "plugin/isolate.h"
 
 #include <dirent.h>

@@ -1,5 +1,6 @@
 // Runs a property through RapidCheck and turns its outcome into one PropertyResult per
-// implementation.
+// implementation. Over 600 lines: the case loop, shrinking, hang handling, the time budget and the
+// coverage classes' minimum shares all read one run's state.
 #include <fmt/format.h>
 
 #include <algorithm>

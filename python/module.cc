@@ -1,6 +1,8 @@
 // posenc._posenc: the registry's kernels on NumPy arrays and torch tensors, and posenc::check on
 // Python callables. The package around it (python/posenc/) allocates outputs, names things and
 // isolates; everything that decides a verdict or formats a report is the C++ harness's own.
+// Over 600 lines: one pybind11 module, whose bindings for every family and for posenc::check share
+// its array and tensor conversions.
 #include <fmt/format.h>
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
