@@ -3,6 +3,36 @@
 
 namespace posenc::harness {
 
+namespace {
+
+// Mostly none (−1, also once the input has run out); else at the inclusive bound's edges for tk
+// keys (tk − 1 is the largest implicit q_pos − k_pos), small, past every distance (2^24, and
+// int64's largest, where q_pos − window_left overflows), or bad (< −1: rejected).
+int64_t window_left(Decoder& in, int64_t tk) {
+  const int64_t mode = in.size(0, 255);
+  if (mode < 0x80) return -1;
+  if (mode < 0xB8) return in.pick<int64_t>({0, 1, tk - 1, tk, tk + 1});
+  if (mode < 0xD8) return in.size(0, 16);
+  if (mode < 0xE8)
+    return in.pick<int64_t>(
+        {kMaxPosition, kMaxPosition + 1, decoding::kI64Max - 1, decoding::kI64Max});
+  return in.pick<int64_t>({-2, -3, -kMaxPosition, decoding::kI64Min});
+}
+
+// Mostly 0 (none); else small (logits squashed hard), moderate (Gemma 2's 30 and 50), extreme
+// (subnormal, past f32's range, −0: none) or bad (negative, ±∞, NaN: rejected).
+double softcap(Decoder& in) {
+  const int64_t mode = in.size(0, 255);
+  if (mode < 0x80) return 0;
+  if (mode < 0xB0) return in.uniform(0.5, 2);
+  if (mode < 0xD0) return in.uniform(30, 50);
+  if (mode < 0xE8)
+    return in.pick<double>({0x1p-1074, 1e-30, 0x1p30, 0x1.fffffep127, 1e39, 1e300, -0.0});
+  return in.pick<double>({-1.0, -0x1p-1074, -decoding::kInf, decoding::kInf, kNaN});
+}
+
+}  // namespace
+
 template <>
 Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
   return decoded<AttentionCall>(bytes, [](Decoder& in, Arena& arena) {
@@ -45,9 +75,13 @@ Decoded<AttentionCall> decode<AttentionCall>(std::span<const uint8_t> bytes) {
       in.fill(*c.alibi_slopes);
     }
     in.corrupt(named_views(c));
-    // lse from the second dtype choice (the bias reads its parity) and after every read, so that
-    // no input decodes differently for it.
+    // lse from the second dtype choice (the bias reads its parity), reading no byte, so that no
+    // input decodes differently for it.
     if (in.second() >= 2) c.lse = arena.alloc(DType::f32, {tq, hq});
+    // The window and the softcap, read after every field above (the lse choice reads no byte):
+    // older inputs keep their meaning, as chunks, sinks and ALiBi did.
+    c.window_left = window_left(in, tk);
+    c.softcap = softcap(in);
     return c;
   });
 }

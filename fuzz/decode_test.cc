@@ -1,6 +1,6 @@
 // The fuzz decoder (fuzz/decode.h) under g++: it is deterministic, plain by default, reaches
-// both accepted and rejected calls, and every checked-in corpus input (crash regressions
-// included) passes `check` against the registry.
+// both accepted and rejected calls (attention's windows and softcaps among them), and every
+// checked-in corpus input (crash regressions included) passes `check` against the registry.
 #include "fuzz/decode.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -98,8 +99,9 @@ TYPED_TEST(Decode, ReachesEveryDtype) {
   }
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
     EXPECT_GT(decoded[dtype], 30) << dtype_name(dtype);
-    if (!std::is_same_v<TypeParam, RopeCacheCall> || dtype != DType::f16)
+    if (!std::is_same_v<TypeParam, RopeCacheCall> || dtype != DType::f16) {
       EXPECT_GT(ok[dtype], 5) << dtype_name(dtype);
+    }
   }
 }
 
@@ -142,13 +144,71 @@ TEST(Decode, CorpusKeepsRegressionsF32AndSeedsEveryDtype) {
       const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), {}};
       const DType dtype = decode<Call>(bytes).dtype;
       ++seeds[dtype];
-      if (entry.path().filename().string().starts_with("regression-"))
+      if (entry.path().filename().string().starts_with("regression-")) {
         EXPECT_EQ(dtype, DType::f32) << entry.path();
+      }
     }
     if (Call::kFamily == Family::rope_frequencies) return;  // f64 outputs only
     EXPECT_GT(seeds[DType::bf16], 0) << "no bf16 seed in " << dir;
     EXPECT_GT(seeds[DType::f16], 0) << "no f16 seed in " << dir;
   });
+}
+
+// What an attention input exercises of the window and the softcap (issue 21): accepted with
+// each, at the window's inclusive bound (window_left = tk − 1: every implicit distance, and with
+// causal the key at exactly that distance), and rejected naming each.
+struct AttentionReach {
+  int window = 0, window_at_bound = 0, softcap = 0, both = 0, bad_window = 0, bad_softcap = 0;
+  std::map<DType, int> window_dtypes, softcap_dtypes;
+
+  void add(std::span<const uint8_t> bytes) {
+    const Decoded<AttentionCall> d = decode<AttentionCall>(bytes);
+    Arena arena;
+    const AttentionCall c = d.problem.build(arena);
+    try {
+      c.validate();
+    } catch (const Error& e) {
+      bad_window += e.argument() == "window_left";
+      bad_softcap += e.argument() == "softcap";
+      return;
+    }
+    window += c.windowed();
+    window_at_bound += c.windowed() && c.window_left == c.k.shape[0] - 1;
+    softcap += c.softcap > 0;
+    both += c.windowed() && c.softcap > 0;
+    if (c.windowed()) ++window_dtypes[d.dtype];
+    if (c.softcap > 0) ++softcap_dtypes[d.dtype];
+  }
+};
+
+TEST(Decode, AttentionReachesWindowsAndSoftcaps) {
+  std::mt19937_64 rng(4);
+  AttentionReach reach;
+  for (int i = 0; i < 2000; ++i) reach.add(random_bytes(rng));
+  EXPECT_GT(reach.window, 20);
+  EXPECT_GT(reach.window_at_bound, 2);
+  EXPECT_GT(reach.softcap, 20);
+  EXPECT_GT(reach.bad_window, 2);
+  EXPECT_GT(reach.bad_softcap, 2);
+}
+
+// Its corpus seeds both, in every dtype, and both rejections, so that the CI campaign starts there.
+TEST(Decode, AttentionCorpusSeedsWindowsAndSoftcaps) {
+  AttentionReach reach;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(POSENC_CORPUS_DIR) / "attention")) {
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), {}};
+    reach.add(bytes);
+  }
+  EXPECT_GT(reach.window_at_bound, 0);
+  EXPECT_GT(reach.both, 0);
+  EXPECT_GT(reach.bad_window, 0);
+  EXPECT_GT(reach.bad_softcap, 0);
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    EXPECT_GT(reach.window_dtypes[dtype], 0) << "no windowed seed in " << dtype_name(dtype);
+    EXPECT_GT(reach.softcap_dtypes[dtype], 0) << "no softcapped seed in " << dtype_name(dtype);
+  }
 }
 
 }  // namespace

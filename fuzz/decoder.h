@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <tuple>
@@ -137,6 +138,12 @@ class Decoder {
     if (mode < 0xF8) return in_.PickValueInArray(kSpecialReals);
     return std::bit_cast<double>(in_.ConsumeIntegral<uint64_t>());
   }
+  // One of `values`, the first once the input runs out.
+  template <class T>
+  T pick(std::initializer_list<const T> values) {
+    return in_.PickValueInArray(values);
+  }
+  double uniform(double lo, double hi) { return in_.ConsumeFloatingPointInRange(lo, hi); }
   int64_t integer(int64_t usual, int64_t lo, int64_t hi) {
     const uint8_t mode = in_.ConsumeIntegral<uint8_t>();
     if (mode < 0x80) return usual;

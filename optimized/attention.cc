@@ -185,7 +185,9 @@ struct Plan {
   // The earliest key position the window and the chunk let a query at position qp see (−1: every
   // key); nondecreasing in qp.
   int64_t oldest_visible(int64_t qp) const {
-    int64_t oldest = window < 0 ? -1 : std::max<int64_t>(qp - window, -1);
+    // max(qp − window, −1) without computing qp − window where it overflows (window near int64's
+    // largest, qp < 0 when tq > tk).
+    int64_t oldest = window < 0 ? -1 : std::max<int64_t>(qp, window - 1) - window;
     if (chunk > 0) oldest = std::max(oldest, call->chunk_of(qp) * chunk);
     return oldest;
   }

@@ -5,10 +5,13 @@
 #include <fstream>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "posenc/error.h"
 #include "posenc/plugin.h"
 #include "properties/arena.h"
+#include "properties/harness.h"
 #include "properties/property.h"
 
 namespace posenc::plugin {
@@ -148,6 +151,92 @@ TEST(Load, ReadsAVersion1TableWithItsOldMeaning) {
   // Each entry runs its own function: the shorter version-1 entries are indexed as such.
   EXPECT_EQ(run_one(kernels[0]), 1.0f);
   EXPECT_EQ(run_one(kernels[1]), 2.0f);
+}
+
+// What the envelope library's attention kernel read (out[0, 0, 0 ... 15], envelope.c), lse[0, 0]
+// and the variants posenc gave it, on one call with every argument set to its own value.
+struct Echo {
+  std::vector<float> seen;
+  float lse = 0;
+  uint64_t variants = 0;
+};
+Echo run_echo(const std::string& name) {
+  const Plugin plugin = load(library(name), {.timeout = 2s});
+  const auto& kernels = plugin.kernels<AttentionCall>();
+  EXPECT_EQ(kernels.size(), 1u) << name;
+  if (kernels.size() != 1) return {};
+  Arena arena;
+  AttentionCall call;
+  auto one = [&](DType dtype, std::vector<int64_t> shape, double value) {
+    Tensor t = arena.alloc(dtype, std::move(shape));
+    if (dtype == DType::i64) {
+      harness::store_index(t, 0, static_cast<int64_t>(value));
+    } else {
+      store(t, 0, value);
+    }
+    return t;
+  };
+  call.q = one(DType::f32, {1, 1, 1}, 1.5);
+  call.k = one(DType::f32, {1, 1, 1}, 2.5);
+  call.v = one(DType::f32, {1, 1, 16}, 3.5);
+  call.out = arena.alloc(DType::f32, {1, 1, 16});
+  call.mask = Mask::causal;
+  call.q_positions = one(DType::i64, {1}, 5);
+  call.k_positions = one(DType::i64, {1}, 4);
+  call.bias = one(DType::f32, {1, 1, 1}, 0.25);
+  call.scale = 0.125;
+  // A version-1 kernel is never handed a window (its bit is cleared): it is set here so that one
+  // reading version 3's layout would take window_left's low half for threads.
+  call.window_left = 6;
+  call.softcap = 7.5;
+  call.threads = 3;
+  call.lse = one(DType::f32, {1, 1}, -7);  // -7 until a kernel writes it
+  call.chunk_size = 9;
+  call.sinks = one(DType::f32, {1}, -1.5);
+  call.alibi_slopes = one(DType::f32, {1}, 0.0625);
+  kernels[0].run(call);
+  const float* out = call.out.as<float>();
+  return {{out, out + 16}, call.lse->as<float>()[0], kernels[0].variants};
+}
+
+constexpr uint64_t kLaterThan1 = variant::attention_window | variant::attention_softcap;
+constexpr uint64_t kLaterThan2 = variant::attention_lse | variant::attention_chunked |
+                                 variant::attention_sinks | variant::attention_alibi;
+constexpr uint64_t kVersion1Bits = variant::attention_causal | variant::attention_bias |
+                                   variant::attention_gqa | variant::attention_positions;
+
+// Each version's attention kernel reads its own struct: a version-1 one a copy in version 1's
+// layout (threads right after scale), a version-2 one version 3's first part. Every field it knows
+// arrives with its value, and it keeps only the variant bits its version defines.
+TEST(Load, AVersion1AttentionKernelReadsVersion1sLayout) {
+  const Echo v1 = run_echo("posenc_test_envelope_v1");
+  const std::vector<float> want = {
+      1.5,  2.5,  3.5,  16,  POSENC_MASK_CAUSAL, 5, 4, 0.25, 0.125, -100, -100, 3,
+      -100, -100, -100, -100};
+  EXPECT_EQ(v1.seen, want);
+  EXPECT_EQ(v1.lse, -7);  // not written: version 1 has no lse
+  EXPECT_EQ(v1.variants & kVersion1Bits, kVersion1Bits);
+  EXPECT_EQ(v1.variants & (kLaterThan1 | kLaterThan2), 0u);
+}
+
+TEST(Load, AVersion2AttentionKernelReadsVersion3sFirstPart) {
+  const Echo v2 = run_echo("posenc_test_envelope_v2");
+  const std::vector<float> want = {
+      1.5, 2.5, 3.5, 16, POSENC_MASK_CAUSAL, 5, 4, 0.25, 0.125, 6, 7.5, 3, -100, -100, -100, -100};
+  EXPECT_EQ(v2.seen, want);
+  EXPECT_EQ(v2.lse, -7);
+  EXPECT_EQ(v2.variants & (kVersion1Bits | kLaterThan1), kVersion1Bits | kLaterThan1);
+  EXPECT_EQ(v2.variants & kLaterThan2, 0u);
+}
+
+TEST(Load, AVersion3AttentionKernelReadsEveryField) {
+  const Echo v3 = run_echo("posenc_test_envelope");
+  const std::vector<float> want = {
+      1.5, 2.5, 3.5, 16, POSENC_MASK_CAUSAL, 5, 4, 0.25, 0.125, 6, 7.5, 3, 1, 9, -1.5, 0.0625};
+  EXPECT_EQ(v3.seen, want);
+  EXPECT_EQ(v3.lse, 42);
+  const uint64_t all = kVersion1Bits | kLaterThan1 | kLaterThan2;
+  EXPECT_EQ(v3.variants & all, all);
 }
 
 // The faulty plugin's kernels, run on a small valid sinusoidal call.

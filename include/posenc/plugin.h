@@ -183,7 +183,7 @@ typedef struct posenc_attention_args {
   const DLTensor* v;           /* [tk, hkv, dv] */
   const DLTensor* out;         /* [tq, hq, dv] */
   int32_t mask;                /* POSENC_MASK_* */
-  const DLTensor* q_positions; /* optional, int [tq]; read only when causal or windowed */
+  const DLTensor* q_positions; /* optional, int [tq]; read when causal, windowed, chunked, ALiBi */
   const DLTensor* k_positions; /* optional, int [tk] */
   const DLTensor* bias;        /* optional, [hq, tq, tk] */
   double scale;                /* NaN means 1/sqrt(d) */
