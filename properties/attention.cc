@@ -504,10 +504,13 @@ std::vector<Property<AttentionCall>> attention_properties() {
       .large = rc::gen::exec([] {
         AttentionSpec s = *any_spec(true, 0, 0, 1);
         // One case in three decodes: a few queries against a long KV cache, where an optimized
-        // kernel may split the keys over its threads (split-KV); small head dims keep it cheap.
+        // kernel may split the keys over its threads (split-KV), one in eight of them up to 32768
+        // keys (issue 16: where ggml's split differed by thread count); small head dims keep it
+        // cheap.
         if (*rc::gen::weightedElement<bool>({{2, false}, {1, true}})) {
           s.tq = *rc::gen::element<int64_t>(1, 1, 2, 4);
-          s.tk = *gen::uniform(512, 2048);
+          s.tk = *rc::gen::weightedOneOf<int64_t>(
+              {{7, gen::uniform(512, 2048)}, {1, gen::uniform(2049, 32768)}});
           s.d = *rc::gen::element<int64_t>(4, 8, 16);
           s.dv = *rc::gen::element<int64_t>(4, 16);
         } else {
