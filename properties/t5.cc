@@ -276,17 +276,18 @@ Problems<T5Call, T5Spec> t5_problems() {
       }),
       .build = [](const T5Spec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = dtype_shares({{"bidirectional", 0.3},
-                               {"distance at max_exact +-1, bidirectional", 0.1},
-                               {"distance at max_exact +-1, causal", 0.1},
-                               {"distance at max_distance +-1, bidirectional", 0.03},
-                               {"distance at max_distance +-1, causal", 0.03},
-                               {"decode with long KV", 0.03},
-                               {"long positions", 0.2},
-                               {"non-default settings", 0.3},
-                               {"specials", 0.05},
-                               {"strided", 0.2},
-                               {"empty", 0.005}}),
+      .minimum = dtype_shares(
+          {{"bidirectional", 0.3},
+           {"distance at max_exact +-1, bidirectional", 0.1, variant::t5_bidirectional},
+           {"distance at max_exact +-1, causal", 0.1, variant::t5_causal},
+           {"distance at max_distance +-1, bidirectional", 0.03, variant::t5_bidirectional},
+           {"distance at max_distance +-1, causal", 0.03, variant::t5_causal},
+           {"decode with long KV", 0.03},
+           {"long positions", 0.2},
+           {"non-default settings", 0.3},
+           {"specials", 0.05},
+           {"strided", 0.2},
+           {"empty", 0.005}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q_positions; };
   ViewOf<Call> k = [](Call& c) { return &c.k_positions; };
@@ -337,10 +338,11 @@ Property<T5Call> bucket_in_range() {
                   return bad.empty() ? Verdict::pass() : Verdict::fail(bad);
                 });
               },
-          .minimum = dtype_shares({{"long positions", 0.2},
-                                   {"non-default settings", 0.3},
-                                   {"distance at max_distance +-1, bidirectional", 0.03},
-                                   {"distance at max_distance +-1, causal", 0.03}})};
+          .minimum = dtype_shares(
+              {{"long positions", 0.2},
+               {"non-default settings", 0.3},
+               {"distance at max_distance +-1, bidirectional", 0.03, variant::t5_bidirectional},
+               {"distance at max_distance +-1, causal", 0.03, variant::t5_causal}})};
 }
 
 Property<T5Call> monotone() {
