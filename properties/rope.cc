@@ -349,6 +349,8 @@ Problems<RopeCall, RopeSpec> rope_problems() {
                                {"yarn factor <= 1, derived attention factor", 0.01,
                                 variant::scaling_bit(RopeScalingKind::yarn)},
                                {"llama3 wavelength at its threshold", 0.01,
+                                variant::scaling_bit(RopeScalingKind::llama3)},
+                               {"llama3 wavelength one ulp beside its threshold", 0.01,
                                 variant::scaling_bit(RopeScalingKind::llama3)}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
