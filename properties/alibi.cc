@@ -90,10 +90,11 @@ AlibiCall build(const AlibiSpec& s, Arena& arena) {
 }
 
 // Head counts where the slope formula switches: 2^k − 1 (a second block one head short of full),
-// 2^k (one block) and 2^k + 1 (a second block of one head), for 8 to 128 heads.
+// 2^k (one block) and 2^k + 1 (a second block of one head), from 31 to 129 heads (the smaller ones
+// come up often among 1–16 already).
 rc::Gen<int64_t> heads_around_powers_of_two() {
   return rc::gen::apply([](int64_t k, int64_t side) { return (int64_t{1} << k) + side; },
-                        gen::uniform(3, 7), rc::gen::element<int64_t>(-1, 0, 1));
+                        gen::uniform(5, 7), rc::gen::element<int64_t>(-1, 0, 1));
 }
 
 // 1–129 heads, mostly few and often not a power of two, or around one; max_bias 8 (Press) or
@@ -106,7 +107,7 @@ rc::Gen<AlibiSpec> alibi_spec(int64_t max_tq, int64_t max_tk, bool decode = fals
     s.heads = long_kv ? *gen::uniform(1, 4)
                       : *rc::gen::weightedOneOf<int64_t>({{3, gen::uniform(1, 16)},
                                                           {1, gen::uniform(1, 128)},
-                                                          {1, heads_around_powers_of_two()}});
+                                                          {2, heads_around_powers_of_two()}});
     s.max_bias = *rc::gen::weightedOneOf<double>(
         {{3, rc::gen::just(8.0)},
          {1, rc::gen::map(gen::uniform(1, 128), [](int64_t k) { return k / 8.0; })}});
@@ -124,16 +125,16 @@ rc::Gen<AlibiSpec> alibi_spec(int64_t max_tq, int64_t max_tk, bool decode = fals
   });
 }
 
-// Whether n is 2^k + side for some k ≥ 3.
+// Whether n is 2^k + side for some k ≥ 5 (a class the uniform head counts rarely reach alone).
 bool around_power_of_two(int64_t n, int64_t side) {
-  return n - side >= 8 && std::has_single_bit(static_cast<uint64_t>(n - side));
+  return n - side >= 32 && std::has_single_bit(static_cast<uint64_t>(n - side));
 }
 
 void classify_heads(int64_t heads) {
   RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(heads)), "heads not a power of two");
-  RC_CLASSIFY(around_power_of_two(heads, -1), "heads 2^k - 1");
-  RC_CLASSIFY(around_power_of_two(heads, 0), "heads 2^k");
-  RC_CLASSIFY(around_power_of_two(heads, 1), "heads 2^k + 1");
+  RC_CLASSIFY(around_power_of_two(heads, -1), "heads 2^k - 1 (31, 63, 127)");
+  RC_CLASSIFY(around_power_of_two(heads, 0), "heads 2^k (32, 64, 128)");
+  RC_CLASSIFY(around_power_of_two(heads, 1), "heads 2^k + 1 (33, 65, 129)");
 }
 
 void classify(const AlibiSpec& s) {
@@ -177,9 +178,9 @@ Problems<AlibiCall, AlibiSpec> alibi_problems() {
       .build = [](const AlibiSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
       .minimum = dtype_shares({{"heads not a power of two", 0.3},
-                               {"heads 2^k - 1", 0.04},
-                               {"heads 2^k", 0.04},
-                               {"heads 2^k + 1", 0.04},
+                               {"heads 2^k - 1 (31, 63, 127)", 0.04},
+                               {"heads 2^k (32, 64, 128)", 0.04},
+                               {"heads 2^k + 1 (33, 65, 129)", 0.04},
                                {"decode with long KV", 0.03},
                                {"many heads", 0.1},
                                {"causal", 0.3},
@@ -273,9 +274,9 @@ Property<AlibiCall> geometric_slopes() {
                 });
               },
           .minimum = dtype_shares({{"heads not a power of two", 0.3},
-                                   {"heads 2^k - 1", 0.04},
-                                   {"heads 2^k", 0.04},
-                                   {"heads 2^k + 1", 0.04}})};
+                                   {"heads 2^k - 1 (31, 63, 127)", 0.04},
+                                   {"heads 2^k (32, 64, 128)", 0.04},
+                                   {"heads 2^k + 1 (33, 65, 129)", 0.04}})};
 }
 
 Property<AlibiCall> distance_only() {
