@@ -139,8 +139,9 @@ std::string RopeScaling::describe() const {
                     mscale, mscale_all_dim, truncate ? 1 : 0);
       break;
     case RopeScalingKind::llama3:
+      // The band factors in full: a generated one puts L₀/factor on a wavelength to the last bit.
       std::snprintf(text, sizeof text,
-                    "llama3(factor=%g, low_freq_factor=%g, high_freq_factor=%g, "
+                    "llama3(factor=%g, low_freq_factor=%.17g, high_freq_factor=%.17g, "
                     "original_max_position=%lld)",
                     factor, low_freq_factor, high_freq_factor,
                     static_cast<long long>(original_max_position));

@@ -89,34 +89,64 @@ AlibiCall build(const AlibiSpec& s, Arena& arena) {
   return call;
 }
 
-// 1–128 heads, mostly few and often not a power of two; max_bias 8 (Press) or eighths.
-rc::Gen<AlibiSpec> alibi_spec(int64_t max_tq, int64_t max_tk) {
+// Head counts where the slope formula switches: 2^k − 1 (a second block one head short of full),
+// 2^k (one block) and 2^k + 1 (a second block of one head), from 31 to 129 heads (the smaller ones
+// come up often among 1–16 already).
+rc::Gen<int64_t> heads_around_powers_of_two() {
+  return rc::gen::apply([](int64_t k, int64_t side) { return (int64_t{1} << k) + side; },
+                        gen::uniform(5, 7), rc::gen::element<int64_t>(-1, 0, 1));
+}
+
+// 1–129 heads, mostly few and often not a power of two, or around one; max_bias 8 (Press) or
+// eighths. With `decode`, in 1 case in 12 a decode step over a long KV cache: one query at the end
+// of up to 32768 cached keys, with 1–4 heads so that the case stays cheap.
+rc::Gen<AlibiSpec> alibi_spec(int64_t max_tq, int64_t max_tk, bool decode = false) {
   return rc::gen::exec([=] {
     AlibiSpec s;
-    s.heads =
-        *rc::gen::weightedOneOf<int64_t>({{3, gen::uniform(1, 16)}, {1, gen::uniform(1, 128)}});
+    const bool long_kv = decode && *rc::gen::weightedElement<bool>({{11, false}, {1, true}});
+    s.heads = long_kv ? *gen::uniform(1, 4)
+                      : *rc::gen::weightedOneOf<int64_t>({{3, gen::uniform(1, 16)},
+                                                          {1, gen::uniform(1, 128)},
+                                                          {2, heads_around_powers_of_two()}});
     s.max_bias = *rc::gen::weightedOneOf<double>(
         {{3, rc::gen::just(8.0)},
          {1, rc::gen::map(gen::uniform(1, 128), [](int64_t k) { return k / 8.0; })}});
     s.causal = *rc::gen::arbitrary<bool>();
     s.slopes = *rc::gen::arbitrary<bool>();
-    const int64_t tq = *gen::count(max_tq), tk = *gen::count(max_tk);
-    std::tie(s.q, s.k) = *gen::query_key_positions(tq, tk);
+    if (long_kv) {
+      std::tie(s.q, s.k) = *gen::cache_positions(1, *gen::decode_keys());
+    } else {
+      const int64_t tq = *gen::count(max_tq), tk = *gen::count(max_tk);
+      std::tie(s.q, s.k) = *gen::query_key_positions(tq, tk);
+    }
     s.layouts = *gen::layouts();
     s.dtype = *gen::float_dtype();
     return s;
   });
 }
 
+// Whether n is 2^k + side for some k ≥ 5 (a class the uniform head counts rarely reach alone).
+bool around_power_of_two(int64_t n, int64_t side) {
+  return n - side >= 32 && std::has_single_bit(static_cast<uint64_t>(n - side));
+}
+
+void classify_heads(int64_t heads) {
+  RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(heads)), "heads not a power of two");
+  RC_CLASSIFY(around_power_of_two(heads, -1), "heads 2^k - 1 (31, 63, 127)");
+  RC_CLASSIFY(around_power_of_two(heads, 0), "heads 2^k (32, 64, 128)");
+  RC_CLASSIFY(around_power_of_two(heads, 1), "heads 2^k + 1 (33, 65, 129)");
+}
+
 void classify(const AlibiSpec& s) {
   classify_dtype(s.dtype);
   RC_CLASSIFY(s.q.values.empty() || s.k.values.empty(), "empty");
-  RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(s.heads)), "heads not a power of two");
+  classify_heads(s.heads);
   RC_CLASSIFY(s.heads > 16, "many heads");
   RC_CLASSIFY(s.causal, "causal");
   RC_CLASSIFY(s.q.long_range() || s.k.long_range(), "long positions");
   RC_CLASSIFY(s.q.values.size() % 16 != 0 || s.k.values.size() % 16 != 0, "tail");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
+  classify_tokens(s.q, s.k);
 }
 
 // The slope of head h as alibi.h states it, computed here: 2^(−m(h+1)/c) in the first
@@ -130,17 +160,28 @@ double stated_slope(int64_t h, int64_t heads, double max_bias) {
 Problems<AlibiCall, AlibiSpec> alibi_problems() {
   using Call = AlibiCall;
   Problems<Call, AlibiSpec> problems{
-      .any = alibi_spec(12, 24),
+      .any = alibi_spec(12, 24, /*decode=*/true),
+      // Prefill-sized, or in 1 case in 3 a decode step over a long KV cache with 1–5 heads: a
+      // kernel splitting the keys (not the rows) across threads meets its remainders there.
       .large = rc::gen::exec([] {
         AlibiSpec s = *alibi_spec(0, 0);
-        s.heads = *gen::uniform(1, 16);
-        std::tie(s.q, s.k) =
-            *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
+        if (*rc::gen::weightedElement<bool>({{2, false}, {1, true}})) {
+          s.heads = *gen::uniform(1, 5);
+          std::tie(s.q, s.k) = *gen::cache_positions(1, *gen::decode_keys());
+        } else {
+          s.heads = *gen::uniform(1, 16);
+          std::tie(s.q, s.k) =
+              *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
+        }
         return s;
       }),
       .build = [](const AlibiSpec& s, Arena& a) { return build(s, a); },
       .classify = classify,
       .minimum = dtype_shares({{"heads not a power of two", 0.3},
+                               {"heads 2^k - 1 (31, 63, 127)", 0.04},
+                               {"heads 2^k (32, 64, 128)", 0.04},
+                               {"heads 2^k + 1 (33, 65, 129)", 0.04},
+                               {"decode with long KV", 0.03},
                                {"many heads", 0.1},
                                {"causal", 0.3},
                                {"long positions", 0.2},
@@ -176,7 +217,11 @@ Problems<AlibiCall, AlibiSpec> alibi_problems() {
                    c.max_bias = b;
                    return true;
                  }});
-
+  problems.classify_large = [](const AlibiSpec& s) { classify_tokens(s.q, s.k); };
+  problems.large_minimum = {{"decode with long KV", 0.2},
+                            {"decode with over 16384 keys", 0.05},
+                            {"queries not a multiple of 2, 3 or 7", 0.1},
+                            {"keys not a multiple of 2, 3 or 7", 0.1}};
   return problems;
 }
 
@@ -193,8 +238,7 @@ Property<AlibiCall> geometric_slopes() {
                 s.causal = false;
                 s.q = {{1}, DType::i64, "one"};
                 s.k = {{0}, DType::i64, "one"};  // distance 1: bias[h, 0, 0] = −slope_h
-                RC_CLASSIFY(!std::has_single_bit(static_cast<uint64_t>(s.heads)),
-                            "heads not a power of two");
+                classify_heads(s.heads);
                 classify_dtype(s.dtype);
                 const int64_t block =
                     static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(s.heads)));
@@ -229,7 +273,10 @@ Property<AlibiCall> geometric_slopes() {
                   return Verdict::of(worst);
                 });
               },
-          .minimum = dtype_shares({{"heads not a power of two", 0.3}})};
+          .minimum = dtype_shares({{"heads not a power of two", 0.3},
+                                   {"heads 2^k - 1 (31, 63, 127)", 0.04},
+                                   {"heads 2^k (32, 64, 128)", 0.04},
+                                   {"heads 2^k + 1 (33, 65, 129)", 0.04}})};
 }
 
 Property<AlibiCall> distance_only() {

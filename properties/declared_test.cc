@@ -78,7 +78,7 @@ TEST(Declared, GeneratorsDrawInsideTheScope) {
       {variant::with_conventions(variant::conventions_declared | variant::positions_i64)});
   for (int i = 0; i < 50; ++i)
     EXPECT_TRUE(
-        harness::gen::scaling(RopeScalingKind::yarn, 8)(rc::Random(i), 50).value().truncate);
+        harness::gen::scaling(RopeScalingKind::yarn, 8, 10000)(rc::Random(i), 50).value().truncate);
 }
 
 // A property whose cases mostly need bf16: an f32-only kernel runs about one in ten.

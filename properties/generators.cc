@@ -263,9 +263,9 @@ rc::Gen<Positions> positions(int64_t count, int64_t max) {
       pattern, position_dtype());
 }
 
-rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk) {
+rc::Gen<std::pair<Positions, Positions>> cache_positions(int64_t tq, int64_t tk) {
   using Pair = std::pair<Positions, Positions>;
-  auto cache = rc::gen::apply(
+  return rc::gen::apply(
       [tq, tk](int64_t offset, DType dtype) {
         Pair p{{{}, dtype, "cache"}, {{}, dtype, "cache"}};
         offset = std::min(offset, kMaxPosition - std::max<int64_t>(std::max(tq, tk) - 1, 0));
@@ -277,6 +277,15 @@ rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t
       rc::gen::weightedOneOf<int64_t>(
           {{2, rc::gen::just<int64_t>(0)}, {1, uniform(0, kMaxPosition)}}),
       position_dtype());
+}
+
+rc::Gen<int64_t> decode_keys() {
+  return rc::gen::weightedOneOf<int64_t>({{2, uniform(512, 4096)}, {1, uniform(4097, 32768)}});
+}
+
+rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk) {
+  using Pair = std::pair<Positions, Positions>;
+  auto cache = cache_positions(tq, tk);
   auto independent = rc::gen::apply([](Positions q, Positions k) { return Pair(q, k); },
                                     positions(tq, kMaxPosition), positions(tk, kMaxPosition));
   return rc::gen::weightedOneOf<Pair>({{1, cache}, {2, independent}});

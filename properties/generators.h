@@ -79,6 +79,11 @@ rc::Gen<Positions> positions(int64_t count, int64_t max);
 // Query and key positions for a bias: independent (as gen::positions), or a KV cache: keys
 // offset … offset + tk − 1 and queries its last tq (prefill or decode), the offset up to 2²⁴.
 rc::Gen<std::pair<Positions, Positions>> query_key_positions(int64_t tq, int64_t tk);
+// The KV-cache pattern of query_key_positions alone.
+rc::Gen<std::pair<Positions, Positions>> cache_positions(int64_t tq, int64_t tk);
+// A decode step's key count over a long KV cache: 512 to 4096 in 2 cases in 3, else up to 32768
+// (ggml's attention splits the keys from 512 up; 32768 is a long-context cache).
+rc::Gen<int64_t> decode_keys();
 // The generators below marked "declared" draw only what the implementations under test declare
 // (declared(), property.h): for the built-in ones, everything.
 // One of `entries` (weight, value, the variant bits it needs) drawn as rc::gen::weightedElement
@@ -115,15 +120,15 @@ rc::Gen<Layouts> any_layouts();
 
 // A rope base: mostly the usual 10⁴, 5·10⁵ or 10⁶, sometimes anything in [1.1, 10⁷].
 rc::Gen<double> rope_base();
-// Valid parameters of one scaling kind for rotary dim d (rope_frequencies.cc), ranging over what
-// configs use and beyond: factors below and above 1, short and long contexts, explicit attention
-// factors.
-rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t rotary_dim);
+// Valid parameters of one scaling kind for rotary dim d and `base` (rope_frequencies.cc), ranging
+// over what configs use and beyond: factors below and above 1, short and long contexts, explicit
+// attention factors, and Llama 3's factors putting a pair's wavelength at a band's edge.
+rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t rotary_dim, double base);
 // Any kind, then its parameters.
-rc::Gen<RopeScaling> any_scaling(int64_t rotary_dim);
+rc::Gen<RopeScaling> any_scaling(int64_t rotary_dim, double base);
 // Any kind the implementations under test declare (variant::scaling_bit), then its parameters;
 // reads declared() when called (inside rc::gen::exec).
-rc::Gen<RopeScaling> declared_scaling(int64_t rotary_dim);
+rc::Gen<RopeScaling> declared_scaling(int64_t rotary_dim, double base);
 
 }  // namespace gen
 

@@ -28,6 +28,17 @@ inline void classify_dtype(DType dtype) {
   RC_CLASSIFY(dtype == DType::f16, "f16");
 }
 
+// Tags a bias's query and key counts: decode (one query) over a long KV cache (gen::decode_keys),
+// and counts that 2, 3 and 7 threads (the threads property's) all leave a remainder of.
+inline void classify_tokens(const Positions& q, const Positions& k) {
+  const auto tq = static_cast<int64_t>(q.values.size()), tk = static_cast<int64_t>(k.values.size());
+  auto remainder = [](int64_t n) { return n % 2 != 0 && n % 3 != 0 && n % 7 != 0; };
+  RC_CLASSIFY(tq == 1 && tk >= 512, "decode with long KV");
+  RC_CLASSIFY(tq == 1 && tk > 16384, "decode with over 16384 keys");
+  RC_CLASSIFY(tq > 1 && remainder(tq), "queries not a multiple of 2, 3 or 7");
+  RC_CLASSIFY(remainder(tk), "keys not a multiple of 2, 3 or 7");
+}
+
 // The minimum shares of each dtype (expected: f32 50%, bf16 and f16 25% each): bf16 and f16 cases
 // never run dry, and an implementation that declares f32 only still runs at least 35% of the cases
 // (70 of CI's 200), more than 4 standard deviations below the expected 50%.
@@ -162,6 +173,9 @@ struct Problems {
   std::function<void(const Spec&)> classify;  // RC_CLASSIFY / RC_TAG the spec's input classes
   std::vector<MinimumShare> minimum;          // for the shares of `any`
   std::vector<Mutation<Call>> mutations;
+  // The classes of `large` (the threads property) and their minimum shares; none when unset.
+  std::function<void(const Spec&)> classify_large;
+  std::vector<MinimumShare> large_minimum;
 };
 
 // The call's tensors under their view-table names, for Arena::stray_read.
@@ -293,6 +307,7 @@ std::vector<Property<Call>> generic_properties(const std::string& family,
                    .body =
                        [p](Case<Call>& c) {
                          const Spec spec = *p.large;
+                         if (p.classify_large) p.classify_large(spec);
                          Arena probe;
                          const Call shape = p.build(spec, probe);
                          c.each(shape, [&](const Impl<Call>& impl) {
@@ -312,7 +327,8 @@ std::vector<Property<Call>> generic_properties(const std::string& family,
                            return Verdict::pass();
                          });
                        },
-                   .needs_threads = true});
+                   .needs_threads = true,
+                   .minimum = p.large_minimum});
 
   props.push_back(
       {family + ".bad_input",

@@ -65,8 +65,9 @@ std::vector<Problem<Call>> smoke_problems();
 RopeScaling example_scaling(RopeScalingKind kind, int64_t rotary_dim);
 // Tags where `s` sits against the thresholds at which its formula switches branch: seq_len at (or
 // one beside) dynamic NTK's max_position or LongRoPE's L₀, YaRN factors ≤ 1 with a derived or an
-// explicit attention factor (RC_CLASSIFY, for the minimum shares of the rope families).
-void classify_switches(const RopeScaling& s);
+// explicit attention factor, a pair's wavelength (rotary dim d, `base`) at (or one ulp beside)
+// Llama 3's L₀/high or L₀/low (RC_CLASSIFY, for the minimum shares of the rope families).
+void classify_switches(const RopeScaling& s, int64_t d, double base);
 // vLLM's cos_sin_cache: one [rows, rotary_dim] buffer (f32, or bf16), cos in the first half of each
 // row and sin in the second; returns the (cos, sin) views, each [rows, rotary_dim/2].
 std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t rotary_dim,

@@ -147,7 +147,7 @@ rc::Gen<MropeSpec> mrope_spec(MropeOptions o) {
     s.in_place =
         d.has(variant::in_place) && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.base = *gen::rope_base();
-    s.scaling = *gen::declared_scaling(s.rotary_dim);
+    s.scaling = *gen::declared_scaling(s.rotary_dim, s.base);
     apply_pin(s);
     // Under a pin a property that needs f = 1 runs only when the model's is 1 (needs_unit_factor).
     if (o.unit_factor && !pinned_rope()) s.scaling.attention_factor = 1;

@@ -48,11 +48,12 @@ std::string needs_unit_factor(const PinnedRope& pin) {
 
 bool is_parameter_class(const std::string& tag) {
   static const std::vector<std::string> parameter_classes = {
-      "long positions",   "long shift",
-      "long offset",      "tail",
-      "partial",          "interleaved",
-      "interleaved axes", "interleaved pairs",
-      "factor > 1",       "explicit attention factor"};
+      "long positions", "long shift", "long offset", "tail", "partial", "interleaved",
+      "interleaved axes", "interleaved pairs", "factor > 1", "explicit attention factor",
+      // Where the scaling's parameters sit against its switches (classify_switches).
+      "seq_len at its switch", "seq_len beside its switch",
+      "yarn factor <= 1, derived attention factor", "yarn factor <= 1, explicit attention factor",
+      "llama3 wavelength at its threshold", "llama3 wavelength one ulp beside its threshold"};
   if (std::find(parameter_classes.begin(), parameter_classes.end(), tag) != parameter_classes.end())
     return true;
   for (int k = 0; k <= static_cast<int>(RopeScalingKind::longrope); ++k)

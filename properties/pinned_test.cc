@@ -118,10 +118,10 @@ Impl<Call> pinned_only(const PinnedRope& pin) {
 
 // Runs every property of Call's family on pinned_only(pin); returns the names of those skipped.
 template <class Call>
-std::vector<std::string> run_pinned(const PinnedRope& pin, bool pinned) {
+std::vector<std::string> run_pinned(const PinnedRope& pin, bool pinned, int cases = 20) {
   const Impl<Call> impl = pinned_only<Call>(pin);
   ValidateOptions options;
-  options.run.cases = 20;
+  options.run.cases = cases;
   if (pinned) options.run.pinned = pin;
   const auto reports = validate<Call>({&impl}, options);
   std::vector<std::string> skipped;
@@ -169,6 +169,15 @@ TEST(Pinned, FrequencyAndCacheCallsCarryTheModelsParameters) {
   run_pinned<RopeFrequenciesCall>(llama31(), false);
   EXPECT_EQ(run_pinned<RopeCacheCall>(llama31(), true), (Names{"threads"}));
   run_pinned<RopeCacheCall>(llama31(), false);
+}
+
+TEST(Pinned, SwitchClassesAreParameterClasses) {
+  // From 100 cases the minimum shares are judged. A pin leaves seq_len, YaRN's factor and Llama 3's
+  // band edges where the model has them, so their classes cannot be required of its run.
+  for (const char* tag : {"seq_len at its switch", "yarn factor <= 1, derived attention factor",
+                          "llama3 wavelength at its threshold"})
+    EXPECT_TRUE(is_parameter_class(tag)) << tag;
+  run_pinned<RopeFrequenciesCall>(llama31(), true, 100);
 }
 
 TEST(Pinned, MropeCallsCarryTheModelsSection) {

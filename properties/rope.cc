@@ -185,7 +185,7 @@ rc::Gen<RopeSpec> rope_spec(RopeOptions o) {
         d.has(variant::in_place) && *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.base = *gen::rope_base();
     // A cache's scaling too: a property may run the same problem on the fly.
-    s.scaling = *gen::declared_scaling(s.rotary_dim);
+    s.scaling = *gen::declared_scaling(s.rotary_dim, s.base);
     apply_pin(s);
     // Under a pin a property that needs f = 1 runs only when the model's is 1 (needs_unit_factor).
     if (o.unit_factor && !pinned_rope()) s.scaling.attention_factor = 1;
@@ -226,7 +226,7 @@ void classify(const RopeSpec& s) {
   classify_dtype(s.dtype);
   RC_CLASSIFY(s.cache != Cache::none && s.cache_dtype == DType::bf16, "bf16 cache");
   if (s.cache == Cache::none) RC_TAG(scaling_name(s.scaling.kind));
-  if (s.cache != Cache::random) classify_switches(s.scaling);
+  if (s.cache != Cache::random) classify_switches(s.scaling, s.rotary_dim, s.base);
 }
 
 // fp64 angles: ω from pow is within an ulp and the product p·ω rounds by ½ more, so an angle is
@@ -316,9 +316,9 @@ Problems<RopeCall, RopeSpec> rope_problems() {
         s.rotary_dim = declared().has(variant::rope_partial)
                            ? std::min(s.rotary_dim, s.head_dim) / 2 * 2
                            : s.head_dim;
-        if (s.cache == Cache::none) s.scaling = *gen::declared_scaling(s.rotary_dim);
+        if (s.cache == Cache::none) s.scaling = *gen::declared_scaling(s.rotary_dim, s.base);
         if (s.cache == Cache::built && s.scaling.kind == K::longrope)
-          s.scaling = *gen::scaling(K::none, s.rotary_dim);
+          s.scaling = *gen::scaling(K::none, s.rotary_dim, s.base);
         apply_pin(s);
         s.positions = *gen::positions(
             s.tokens,
@@ -347,7 +347,11 @@ Problems<RopeCall, RopeSpec> rope_problems() {
                                 variant::scaling_bit(RopeScalingKind::dynamic_ntk) |
                                     variant::scaling_bit(RopeScalingKind::longrope)},
                                {"yarn factor <= 1, derived attention factor", 0.01,
-                                variant::scaling_bit(RopeScalingKind::yarn)}}),
+                                variant::scaling_bit(RopeScalingKind::yarn)},
+                               {"llama3 wavelength at its threshold", 0.01,
+                                variant::scaling_bit(RopeScalingKind::llama3)},
+                               {"llama3 wavelength one ulp beside its threshold", 0.01,
+                                variant::scaling_bit(RopeScalingKind::llama3)}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q; };
   ViewOf<Call> q_out = [](Call& c) { return &c.q_out; };

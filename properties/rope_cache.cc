@@ -97,7 +97,7 @@ rc::Gen<CacheSpec> cache_spec(int64_t min_rows, bool any_dtype = false) {
                                                {1, gen::uniform(8192, 20000)}});
     if (s.rows > 4096) s.d = std::min<int64_t>(s.d, 4);
     s.base = *gen::rope_base();
-    s.scaling = *gen::any_scaling(s.d);
+    s.scaling = *gen::any_scaling(s.d, s.base);
     apply_pin(s);
     s.vllm = *rc::gen::weightedElement<bool>({{2, false}, {1, true}});
     s.layouts = *gen::layouts();
@@ -113,6 +113,7 @@ void classify(const CacheSpec& s) {
   RC_CLASSIFY(s.vllm, "vllm layout");
   RC_CLASSIFY(!s.vllm && any_strided(s.layouts), "strided");
   RC_CLASSIFY(s.dtype == DType::bf16, "bf16");
+  classify_switches(s.scaling, s.d, s.base);
 }
 
 // The attention factor a and ω_i from the frequencies oracle.
@@ -132,7 +133,7 @@ Problems<RopeCacheCall, CacheSpec> cache_problems() {
         CacheSpec s = *cache_spec(1, /*any_dtype=*/true);
         s.rows = *gen::uniform(512, 4096);
         s.d = 2 * *gen::uniform(8, 32);
-        s.scaling = *gen::any_scaling(s.d);
+        s.scaling = *gen::any_scaling(s.d, s.base);
         apply_pin(s);
         return s;
       }),
@@ -144,7 +145,9 @@ Problems<RopeCacheCall, CacheSpec> cache_problems() {
                   {"strided", 0.15},
                   {"yarn", 0.08},
                   {"longrope", 0.08},
-                  {"bf16", 0.15}},
+                  {"bf16", 0.15},
+                  {"llama3 wavelength at its threshold", 0.015},
+                  {"llama3 wavelength one ulp beside its threshold", 0.015}},
   };
   ViewOf<Call> cos = [](Call& c) { return &c.cos; };
   ViewOf<Call> sin = [](Call& c) { return &c.sin; };

@@ -56,8 +56,34 @@ std::pair<Tensor, Tensor> vllm_cache(Arena& arena, int64_t rows, int64_t d, DTyp
           view(both.as<char>() + d / 2 * dtype_size(dtype), dtype, {rows, d / 2}, {d, 1})};
 }
 
-void classify_switches(const RopeScaling& s) {
+namespace {
+
+// Llama 3's pair wavelengths λ_i = 2π/ω_i, computed as the reference computes them, so that a
+// generated threshold L₀/factor is hit bit for bit.
+std::vector<double> wavelengths(int64_t d, double base) {
+  std::vector<double> w(d / 2);
+  for (int64_t i = 0; i < d / 2; ++i)
+    w[i] = 2 * std::numbers::pi /
+           std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+  return w;
+}
+
+}  // namespace
+
+void classify_switches(const RopeScaling& s, int64_t d, double base) {
   using K = RopeScalingKind;
+  if (s.kind == K::llama3) {
+    // HF's bands: λ < L₀/high keeps ω, λ > L₀/low divides it, both ends themselves blend.
+    const double original = static_cast<double>(s.original_max_position);
+    bool at = false, beside = false;
+    for (double w : wavelengths(d, base))
+      for (double t : {original / s.high_freq_factor, original / s.low_freq_factor}) {
+        at |= w == t;
+        beside |= w == std::nextafter(t, 0.0) || w == std::nextafter(t, INFINITY);
+      }
+    RC_CLASSIFY(at, "llama3 wavelength at its threshold");
+    RC_CLASSIFY(beside, "llama3 wavelength one ulp beside its threshold");
+  }
   const int64_t at = s.kind == K::dynamic_ntk ? s.max_position
                      : s.kind == K::longrope  ? s.original_max_position
                                               : -1;
@@ -110,9 +136,51 @@ rc::Gen<int64_t> around(int64_t threshold) {
   });
 }
 
+// A factor x with L₀/x == t exactly, or NaN: the quotient moves by about an ulp of t per ulp of x,
+// so one of L₀/t's neighbours usually has it (an ulp of t may be skipped).
+double factor_for_wavelength(double original, double t) {
+  double up = original / t, down = up;
+  for (int step = 0; step < 4; ++step) {
+    if (original / up == t) return up;
+    if (original / down == t) return down;
+    up = std::nextafter(up, INFINITY);
+    down = std::nextafter(down, 0.0);
+  }
+  return NAN;
+}
+
+// Llama 3's factors chosen from the wavelengths (base, rotary dim d): in 3 cases in 4, L₀/high,
+// L₀/low or both land on a pair's λ_j exactly (2 cases in 3) or one ulp beside it, so that the
+// band tests λ < L₀/high and λ > L₀/low meet equality and both its neighbours.
+void llama3_at_wavelengths(RopeScaling& s, int64_t d, double base) {
+  if (!*rc::gen::weightedElement<bool>({{1, false}, {3, true}})) return;
+  const std::vector<double> w = wavelengths(d, base);
+  const auto pairs = static_cast<int64_t>(w.size());
+  const int64_t which = *uniform(0, pairs > 1 ? 2 : 1);  // 0 high, 1 low, 2 both
+  // Both: high's pair before low's, whose wavelength is longer (base > 1), so low < high.
+  const int64_t j = *uniform(0, pairs - (which == 2 ? 2 : 1));
+  const int64_t k = which == 2 ? *uniform(j + 1, pairs - 1) : j;
+  const double original = static_cast<double>(s.original_max_position);
+  auto factor_at = [&](int64_t i, double& factor) {
+    const int64_t ulps = *rc::gen::element<int64_t>(0, 0, -1, 1);
+    const double t = ulps == 0 ? w[i] : std::nextafter(w[i], ulps < 0 ? 0.0 : INFINITY);
+    const double x = factor_for_wavelength(original, t);
+    if (!std::isnan(x)) factor = x;
+  };
+  if (which != 1) factor_at(j, s.high_freq_factor);
+  if (which != 0) factor_at(k, s.low_freq_factor);
+  // The factor left as drawn may now be on the wrong side of the other: moved to keep low < high.
+  if (!(s.low_freq_factor < s.high_freq_factor)) {
+    if (which == 1)
+      s.high_freq_factor = 2 * s.low_freq_factor;
+    else
+      s.low_freq_factor = s.high_freq_factor / 2;
+  }
+}
+
 }  // namespace
 
-rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
+rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d, double base) {
   return rc::gen::exec([=] {
     RopeScaling s;
     s.kind = kind;
@@ -145,6 +213,7 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
         s.original_max_position = *uniform(256, 16384);
         s.low_freq_factor = *eighths(1, 16);
         s.high_freq_factor = s.low_freq_factor + *eighths(1, 32);
+        llama3_at_wavelengths(s, d, base);
         break;
       case RopeScalingKind::longrope: {
         s.factor = *factor();
@@ -162,24 +231,25 @@ rc::Gen<RopeScaling> scaling(RopeScalingKind kind, int64_t d) {
   });
 }
 
-rc::Gen<RopeScaling> any_scaling(int64_t d) {
+rc::Gen<RopeScaling> any_scaling(int64_t d, double base) {
   using K = RopeScalingKind;
   auto kinds = d > 2 ? rc::gen::element(K::none, K::linear, K::ntk, K::dynamic_ntk, K::yarn,
                                         K::llama3, K::longrope)
                      : rc::gen::element(K::none, K::linear, K::yarn, K::llama3, K::longrope);
-  return rc::gen::mapcat(kinds, [d](K kind) { return scaling(kind, d); });
+  return rc::gen::mapcat(kinds, [d, base](K kind) { return scaling(kind, d, base); });
 }
 
-rc::Gen<RopeScaling> declared_scaling(int64_t d) {
+rc::Gen<RopeScaling> declared_scaling(int64_t d, double base) {
   using K = RopeScalingKind;
-  if (declared().has(variant::all_scalings)) return any_scaling(d);
+  if (declared().has(variant::all_scalings)) return any_scaling(d, base);
   std::vector<K> kinds;
   for (K kind : {K::none, K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3, K::longrope})
     if (declared().has(variant::scaling_bit(kind)) &&
         (d > 2 || (kind != K::ntk && kind != K::dynamic_ntk)))
       kinds.push_back(kind);
-  if (kinds.empty()) return any_scaling(d);
-  return rc::gen::mapcat(rc::gen::elementOf(kinds), [d](K kind) { return scaling(kind, d); });
+  if (kinds.empty()) return any_scaling(d, base);
+  return rc::gen::mapcat(rc::gen::elementOf(kinds),
+                         [d, base](K kind) { return scaling(kind, d, base); });
 }
 
 }  // namespace gen
@@ -248,7 +318,7 @@ rc::Gen<FrequenciesSpec> frequencies_spec(std::optional<RopeScalingKind> kind) {
     if (kind == RopeScalingKind::ntk || kind == RopeScalingKind::dynamic_ntk)
       s.d = std::max<int64_t>(s.d, 4);
     s.base = *gen::rope_base();
-    s.scaling = kind ? *gen::scaling(*kind, s.d) : *gen::any_scaling(s.d);
+    s.scaling = kind ? *gen::scaling(*kind, s.d, s.base) : *gen::any_scaling(s.d, s.base);
     apply_pin(s);
     s.layouts = *gen::layouts();
     return s;
@@ -269,7 +339,7 @@ void classify(const FrequenciesSpec& s) {
   RC_TAG(scaling_name(s.scaling.kind));
   RC_CLASSIFY(!std::isnan(s.scaling.attention_factor), "explicit attention factor");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
-  classify_switches(s.scaling);
+  classify_switches(s.scaling, s.d, s.base);
 }
 
 // ω_i = base^(−2i/d), here in fp64 apart from any kernel: within 1 ulp (pow), 1.5 after a division.
@@ -309,7 +379,7 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
       .large = rc::gen::exec([] {
         FrequenciesSpec s = *frequencies_spec(std::nullopt);
         s.d = 2 * *gen::uniform(64, 512);
-        s.scaling = *gen::any_scaling(s.d);
+        s.scaling = *gen::any_scaling(s.d, s.base);
         apply_pin(s);
         return s;
       }),
@@ -323,7 +393,9 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                   {"strided", 0.2},
                   {"seq_len at its switch", 0.04},
                   {"seq_len beside its switch", 0.015},
-                  {"yarn factor <= 1, derived attention factor", 0.015}},
+                  {"yarn factor <= 1, derived attention factor", 0.015},
+                  {"llama3 wavelength at its threshold", 0.015},
+                  {"llama3 wavelength one ulp beside its threshold", 0.015}},
   };
   ViewOf<Call> inv_freq = [](Call& c) { return &c.inv_freq; };
   ViewOf<Call> factor = [](Call& c) { return &c.attention_factor; };
@@ -412,6 +484,7 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
     return [kind](Case<Call>& c) {
       const FrequenciesSpec s = *frequencies_spec(kind);
       RC_CLASSIFY(s.scaling.factor > 1, "factor > 1");
+      classify_switches(s.scaling, s.d, s.base);
       c.each([&](const Impl<Call>& impl) {
         const auto w = run_frequencies(impl, s);
         std::vector<double> lo(w.size()), hi(w.size());
@@ -438,7 +511,9 @@ std::vector<Property<RopeFrequenciesCall>> frequencies_properties() {
                    variant::scaling_bit(K::llama3),
                    false,
                    false,
-                   {{"factor > 1", 0.5}},
+                   {{"factor > 1", 0.5},
+                    {"llama3 wavelength at its threshold", 0.1},
+                    {"llama3 wavelength one ulp beside its threshold", 0.1}},
                    only_for(K::llama3)});
   return props;
 }

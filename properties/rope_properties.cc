@@ -406,7 +406,7 @@ Property<RopeCall> shuffle() {
                 s.head_dim = std::max<int64_t>(s.head_dim, 2);
                 s.rotary_dim = s.head_dim / 2 * 2;
                 s.inverse = false;
-                s.scaling = *gen::scaling(K::none, s.rotary_dim);
+                s.scaling = *gen::scaling(K::none, s.rotary_dim, s.base);
                 s.hq = s.hk * *gen::uniform(1, 2);
                 s.q = *gen::finite_fill(0);
                 s.k = *gen::finite_fill(0);

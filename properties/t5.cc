@@ -117,28 +117,73 @@ rc::Gen<T5Spec> t5_settings() {
   });
 }
 
-rc::Gen<T5Spec> t5_spec(int64_t max_tq, int64_t max_tk) {
+// max_exact: the first distance in the logarithmic buckets (t5.h's e).
+int64_t max_exact(const T5Spec& s) { return (s.bidirectional ? s.n_buckets / 2 : s.n_buckets) / 2; }
+
+// The distances beside which the bucket formula switches: the last exact bucket and the first
+// logarithmic one (max_exact − 1, max_exact, + 1), and max_distance − 1, max_distance, + 1.
+std::vector<int64_t> bucket_edges(const T5Spec& s) {
+  const int64_t e = max_exact(s), m = s.max_distance;
+  return {e - 1, e, e + 1, m - 1, m, m + 1};
+}
+
+// Queries counting up from an offset, and each key at one of bucket_edges() from a query, before
+// it in 3 cases in 4 (a causal bias only buckets keys before the query) and else after it.
+rc::Gen<std::pair<Positions, Positions>> edge_positions(const T5Spec& s, int64_t tq, int64_t tk) {
+  return rc::gen::exec([=] {
+    const std::vector<int64_t> edges = bucket_edges(s);
+    const int64_t reach = s.max_distance + 1;
+    const DType dtype = *gen::position_dtype();
+    std::pair<Positions, Positions> p{{{}, dtype, "bucket edges"}, {{}, dtype, "bucket edges"}};
+    const int64_t q0 = *gen::uniform(reach, kMaxPosition - reach - tq);
+    for (int64_t i = 0; i < tq; ++i) p.first.values.push_back(q0 + i);
+    for (int64_t j = 0; j < tk; ++j) {
+      const int64_t o = edges[static_cast<size_t>(*gen::uniform(0, 5))];
+      const bool before = *rc::gen::weightedElement<bool>({{1, false}, {3, true}});
+      p.second.values.push_back((tq ? p.first.values[j % tq] : q0) + (before ? -o : o));
+    }
+    return p;
+  });
+}
+
+// With `decode`, in 1 case in 12 a decode step over a long KV cache: one query at the end of up to
+// 32768 cached keys, with 1–4 heads so that the case stays cheap. Otherwise, in 1 case in 4, keys
+// at the bucket edges from the queries (edge_positions).
+rc::Gen<T5Spec> t5_spec(int64_t max_tq, int64_t max_tk, bool decode = false) {
   return rc::gen::exec([=] {
     T5Spec s = *t5_settings();
-    const int64_t tq = *gen::count(max_tq), tk = *gen::count(max_tk);
-    std::tie(s.q, s.k) = *gen::query_key_positions(tq, tk);
+    if (decode && *rc::gen::weightedElement<bool>({{11, false}, {1, true}})) {
+      s.heads = *gen::uniform(1, 4);
+      std::tie(s.q, s.k) = *gen::cache_positions(1, *gen::decode_keys());
+    } else {
+      const int64_t tq = *gen::count(max_tq), tk = *gen::count(max_tk);
+      std::tie(s.q, s.k) = *rc::gen::weightedOneOf<std::pair<Positions, Positions>>(
+          {{3, gen::query_key_positions(tq, tk)}, {1, edge_positions(s, tq, tk)}});
+    }
     s.table = *gen::fill();
     s.layouts = *gen::layouts();
     return s;
   });
 }
 
-// One query at Q and keys at Q + o for offsets o: every distance up to 64 and, beyond, powers of
-// two and their neighbours up to 2²⁴, on both sides where they fit in [0, 2²⁴].
-rc::Gen<T5Spec> distance_spec() {
-  return rc::gen::exec([] {
+// One query at Q and keys at Q + o for offsets o: every distance up to 64, the bucket edges and,
+// beyond, powers of two and their neighbours up to 2²⁴, on both sides where they fit in [0, 2²⁴].
+// `bidirectional`: settings made valid for the bidirectional form, edges included.
+rc::Gen<T5Spec> distance_spec(bool bidirectional = false) {
+  return rc::gen::exec([=] {
     T5Spec s = *t5_settings();
+    if (bidirectional) {
+      s.bidirectional = true;
+      s.n_buckets = std::max<int64_t>(s.n_buckets, 4);
+      s.max_distance = std::max(s.max_distance, s.n_buckets / 4 + 1);
+    }
     s.probe = true;
     const int64_t q = *rc::gen::weightedOneOf<int64_t>({{1, gen::uniform(0, 64)},
                                                         {1, gen::uniform(0, kMaxPosition)},
                                                         {1, rc::gen::just(kMaxPosition / 2)}});
     std::vector<int64_t> offsets;
     for (int64_t o = 0; o <= 64; ++o) offsets.push_back(o);
+    for (int64_t o : bucket_edges(s)) offsets.push_back(o);
     for (int64_t p = 128; p <= kMaxPosition; p *= 2)
       for (int64_t o : {p - 1, p, p + 1}) offsets.push_back(o);
     s.q = {{q}, DType::i64, "one query"};
@@ -158,6 +203,20 @@ void classify(const T5Spec& s) {
   RC_CLASSIFY(s.n_buckets != 32 || s.max_distance != 128, "non-default settings");
   RC_CLASSIFY(s.table.has_specials(), "specials");
   RC_CLASSIFY(any_strided(s.layouts), "strided");
+  // Whether some query–key distance, as the bucket formula sees it, sits at an edge or beside it.
+  const int64_t e = max_exact(s), m = s.max_distance;
+  bool at_exact = false, at_max = false;
+  for (int64_t qp : s.q.values)
+    for (int64_t kp : s.k.values) {
+      const int64_t r = s.bidirectional ? std::abs(kp - qp) : std::max<int64_t>(qp - kp, 0);
+      at_exact |= r >= e - 1 && r <= e + 1;
+      at_max |= r >= m - 1 && r <= m + 1;
+    }
+  RC_CLASSIFY(at_exact && s.bidirectional, "distance at max_exact +-1, bidirectional");
+  RC_CLASSIFY(at_exact && !s.bidirectional, "distance at max_exact +-1, causal");
+  RC_CLASSIFY(at_max && s.bidirectional, "distance at max_distance +-1, bidirectional");
+  RC_CLASSIFY(at_max && !s.bidirectional, "distance at max_distance +-1, causal");
+  classify_tokens(s.q, s.k);
 }
 
 // The bucket and head a probe table's element names, or nullopt if it names none.
@@ -201,21 +260,34 @@ std::vector<std::vector<int64_t>> buckets(const Impl<T5Call>& impl, const T5Spec
 Problems<T5Call, T5Spec> t5_problems() {
   using Call = T5Call;
   Problems<Call, T5Spec> problems{
-      .any = t5_spec(12, 24),
+      .any = t5_spec(12, 24, /*decode=*/true),
+      // Prefill-sized, or in 1 case in 3 a decode step over a long KV cache with 1–5 heads: a
+      // kernel splitting the keys (not the rows) across threads meets its remainders there.
       .large = rc::gen::exec([] {
         T5Spec s = *t5_spec(0, 0);
-        std::tie(s.q, s.k) =
-            *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
+        if (*rc::gen::weightedElement<bool>({{2, false}, {1, true}})) {
+          s.heads = *gen::uniform(1, 5);
+          std::tie(s.q, s.k) = *gen::cache_positions(1, *gen::decode_keys());
+        } else {
+          std::tie(s.q, s.k) =
+              *gen::query_key_positions(*gen::uniform(16, 128), *gen::uniform(64, 256));
+        }
         return s;
       }),
       .build = [](const T5Spec& s, Arena& a) { return build(s, a); },
       .classify = classify,
-      .minimum = dtype_shares({{"bidirectional", 0.3},
-                               {"long positions", 0.2},
-                               {"non-default settings", 0.3},
-                               {"specials", 0.05},
-                               {"strided", 0.2},
-                               {"empty", 0.005}}),
+      .minimum = dtype_shares(
+          {{"bidirectional", 0.3},
+           {"distance at max_exact +-1, bidirectional", 0.1, variant::t5_bidirectional},
+           {"distance at max_exact +-1, causal", 0.1, variant::t5_causal},
+           {"distance at max_distance +-1, bidirectional", 0.06, variant::t5_bidirectional},
+           {"distance at max_distance +-1, causal", 0.05, variant::t5_causal},
+           {"decode with long KV", 0.03},
+           {"long positions", 0.2},
+           {"non-default settings", 0.3},
+           {"specials", 0.05},
+           {"strided", 0.2},
+           {"empty", 0.005}}),
   };
   ViewOf<Call> q = [](Call& c) { return &c.q_positions; };
   ViewOf<Call> k = [](Call& c) { return &c.k_positions; };
@@ -243,7 +315,11 @@ Problems<T5Call, T5Spec> t5_problems() {
                  --c.table.shape[0];
                  return true;
                }});
-
+  problems.classify_large = [](const T5Spec& s) { classify_tokens(s.q, s.k); };
+  problems.large_minimum = {{"decode with long KV", 0.2},
+                            {"decode with over 16384 keys", 0.05},
+                            {"queries not a multiple of 2, 3 or 7", 0.1},
+                            {"keys not a multiple of 2, 3 or 7", 0.1}};
   return problems;
 }
 
@@ -262,7 +338,11 @@ Property<T5Call> bucket_in_range() {
                   return bad.empty() ? Verdict::pass() : Verdict::fail(bad);
                 });
               },
-          .minimum = dtype_shares({{"long positions", 0.2}, {"non-default settings", 0.3}})};
+          .minimum = dtype_shares(
+              {{"long positions", 0.2},
+               {"non-default settings", 0.3},
+               {"distance at max_distance +-1, bidirectional", 0.06, variant::t5_bidirectional},
+               {"distance at max_distance +-1, causal", 0.05, variant::t5_causal}})};
 }
 
 Property<T5Call> monotone() {
@@ -311,10 +391,7 @@ Property<T5Call> symmetric_split() {
               "bucket(+r) = bucket(−r) + n/2",
           .body =
               [](Case<Call>& c) {
-                T5Spec s = *distance_spec();
-                s.bidirectional = true;
-                s.n_buckets = std::max<int64_t>(s.n_buckets, 4);
-                s.max_distance = std::max(s.max_distance, s.n_buckets / 4 + 1);
+                const T5Spec s = *distance_spec(/*bidirectional=*/true);
                 c.each([&](const Impl<Call>& impl) {
                   std::string bad;
                   const auto b = buckets(impl, s, bad);
