@@ -38,7 +38,7 @@ namespace {
 
 using namespace posenc::bench;
 
-// One plugin kernel on one case at one thread count: the names of its three rows.
+// One plugin kernel on one case at one thread count: the names of its four rows.
 struct Line {
   std::string kernel, label;
   int threads = 1;
