@@ -624,34 +624,13 @@ void bind_scaling(py::module_& m) {
 
 py::dict variant_bits() {
   py::dict v;
-  v["f32"] = variant::f32, v["bf16"] = variant::bf16, v["f16"] = variant::f16;
-  v["strided"] = variant::strided, v["in_place"] = variant::in_place;
-  v["attention_causal"] = variant::attention_causal, v["attention_bias"] = variant::attention_bias;
-  v["attention_gqa"] = variant::attention_gqa;
-  v["attention_positions"] = variant::attention_positions;
-  v["attention_window"] = variant::attention_window;
-  v["attention_softcap"] = variant::attention_softcap;
-  v["attention_lse"] = variant::attention_lse;
-  v["attention_chunked"] = variant::attention_chunked;
-  v["attention_sinks"] = variant::attention_sinks;
-  v["attention_alibi"] = variant::attention_alibi;
-  v["sinusoidal_add"] = variant::sinusoidal_add;
-  v["sinusoidal_positions"] = variant::sinusoidal_positions;
-  v["rope_half_split"] = variant::rope_half_split;
-  v["rope_interleaved"] = variant::rope_interleaved, v["rope_partial"] = variant::rope_partial;
-  v["rope_inverse"] = variant::rope_inverse, v["rope_cached"] = variant::rope_cached;
-  v["rope_key"] = variant::rope_key;
-  int i = 0;
-  for (const char* kind : kScalings)
-    v[("scaling_" + std::string(kind)).c_str()] =
-        variant::scaling_bit(static_cast<RopeScalingKind>(i++));
+  const auto add = [&](const auto& table) {
+    for (const VariantName& row : table) v[row.name] = row.bit;
+  };
+  add(variant::shared_names);
+  add(variant::convention_names);
+  for_each_family([&]<class Call>(std::type_identity<Call>) { add(Call::variant_table()); });
   v["all_scalings"] = variant::all_scalings;
-  v["alibi_causal"] = variant::alibi_causal, v["alibi_slopes"] = variant::alibi_slopes;
-  v["t5_bidirectional"] = variant::t5_bidirectional, v["t5_causal"] = variant::t5_causal;
-  v["mrope_half_split"] = variant::mrope_half_split;
-  v["mrope_interleaved"] = variant::mrope_interleaved, v["mrope_partial"] = variant::mrope_partial;
-  v["mrope_inverse"] = variant::mrope_inverse, v["mrope_key"] = variant::mrope_key;
-  v["mrope_sectioned"] = variant::mrope_sectioned, v["mrope_cycled"] = variant::mrope_cycled;
   v["all"] = kAllVariants;
   return v;
 }

@@ -30,6 +30,8 @@ struct AbsoluteCall {
              {"positions", &AbsoluteCall::positions},
              {"out", &AbsoluteCall::out, View::output, "x"}}};
   }
+  // Its variant bits by name (kernel.h): none of its own.
+  static constexpr std::array<VariantName, 0> variant_table() { return {}; }
 };
 
 }  // namespace posenc

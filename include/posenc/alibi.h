@@ -48,6 +48,10 @@ struct AlibiCall {
              {"bias", &AlibiCall::bias, View::output},
              {"slopes", &AlibiCall::slopes, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 2> variant_table() {
+    return {{{variant::alibi_causal, "alibi_causal"}, {variant::alibi_slopes, "alibi_slopes"}}};
+  }
 };
 
 }  // namespace posenc

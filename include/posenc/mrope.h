@@ -86,6 +86,17 @@ struct MropeCall {
              {"q_out", &MropeCall::q_out, View::output, "q"},
              {"k_out", &MropeCall::k_out, View::output, "k"}}};
   }
+  // Its variant bits by name (kernel.h), the scalings' included.
+  static constexpr std::array<VariantName, 14> variant_table() {
+    return join(std::array<VariantName, 7>{{{variant::mrope_half_split, "mrope_half_split"},
+                                            {variant::mrope_interleaved, "mrope_interleaved"},
+                                            {variant::mrope_partial, "mrope_partial"},
+                                            {variant::mrope_inverse, "mrope_inverse"},
+                                            {variant::mrope_key, "mrope_key"},
+                                            {variant::mrope_sectioned, "mrope_sectioned"},
+                                            {variant::mrope_cycled, "mrope_cycled"}}},
+                variant::scaling_names);
+  }
 };
 
 // The axis (0 temporal, 1 height, 2 width) whose position rotates pair i (see the top comment);

@@ -72,6 +72,16 @@ struct RopeCall {
              {"q_out", &RopeCall::q_out, View::output, "q"},
              {"k_out", &RopeCall::k_out, View::output, "k"}}};
   }
+  // Its variant bits by name (kernel.h), the scalings' included.
+  static constexpr std::array<VariantName, 13> variant_table() {
+    return join(std::array<VariantName, 6>{{{variant::rope_half_split, "rope_half_split"},
+                                            {variant::rope_interleaved, "rope_interleaved"},
+                                            {variant::rope_partial, "rope_partial"},
+                                            {variant::rope_inverse, "rope_inverse"},
+                                            {variant::rope_cached, "rope_cached"},
+                                            {variant::rope_key, "rope_key"}}},
+                variant::scaling_names);
+  }
   bool cached() const { return cos.has_value(); }
 };
 

@@ -31,6 +31,8 @@ struct RopeCacheCall {
     return {
         {{"cos", &RopeCacheCall::cos, View::output}, {"sin", &RopeCacheCall::sin, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 7> variant_table() { return variant::scaling_names; }
 };
 
 }  // namespace posenc

@@ -42,6 +42,11 @@ struct SinusoidalCall {
              {"positions", &SinusoidalCall::positions},
              {"out", &SinusoidalCall::out, View::output, "x"}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 2> variant_table() {
+    return {{{variant::sinusoidal_add, "sinusoidal_add"},
+             {variant::sinusoidal_positions, "sinusoidal_positions"}}};
+  }
   int64_t position(int64_t t) const;  // after validate()
 };
 

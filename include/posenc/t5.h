@@ -58,6 +58,10 @@ struct T5Call {
              {"table", &T5Call::table},
              {"bias", &T5Call::bias, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 2> variant_table() {
+    return {{{variant::t5_bidirectional, "t5_bidirectional"}, {variant::t5_causal, "t5_causal"}}};
+  }
 };
 
 }  // namespace posenc
