@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -678,6 +679,17 @@ PYBIND11_MODULE(_posenc, m) {
         return out;
       },
       py::arg("family"), "The family's Call fields: (name, 'input' | 'output' | 'scalar')");
+  m.def(
+      "in_place_of",
+      [](const std::string& family) {
+        std::map<std::string, std::string> out;
+        with_family(family, [&](auto tag) {
+          for (const auto& field : decltype(tag)::type::view_table())
+            if (field.in_place_of) out[field.name] = field.in_place_of;
+        });
+        return out;
+      },
+      py::arg("family"), "The outputs that may be their input's very view: {output: input}");
   m.def("implementations", &implementation_names, py::arg("family"));
   m.def("run", &run, py::arg("family"), py::arg("impl"), py::arg("kwargs"),
         "Runs a registry implementation on the call the keyword arguments describe");

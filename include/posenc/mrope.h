@@ -97,6 +97,18 @@ struct MropeCall {
                                             {variant::mrope_cycled, "mrope_cycled"}}},
                 variant::scaling_names);
   }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("mrope_section", call.mrope_section);
+    f("convention", call.convention);
+    f("layout", call.layout);
+    f("inverse", call.inverse);
+    f("base", call.base);
+    f("scaling", call.scaling);
+    f("threads", call.threads);
+  }
 };
 
 // The axis (0 temporal, 1 height, 2 width) whose position rotates pair i (see the top comment);

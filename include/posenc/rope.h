@@ -82,6 +82,16 @@ struct RopeCall {
                                             {variant::rope_key, "rope_key"}}},
                 variant::scaling_names);
   }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("layout", call.layout);
+    f("inverse", call.inverse);
+    f("base", call.base);
+    f("scaling", call.scaling);
+    f("threads", call.threads);
+  }
   bool cached() const { return cos.has_value(); }
 };
 
