@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 #include <vector>
 
 #include "posenc/error.h"
@@ -349,9 +350,35 @@ namespace {
               "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-// The first index whose position lies outside [lo, hi], or n.
+// The first index whose position lies outside [lo, hi], or n. Contiguous positions first take a
+// branch-free test the compiler vectorizes even for SSE2 (no 64-bit compare): if the OR of every
+// position's bits is below a power of two L ≤ hi + 1 (and lo ≤ 0), all lie in [0, L) ⊂ [lo, hi].
+// Element by element, this loop was a quarter of a 32768-key ALiBi decode call.
+// The OR of p[0, n)'s bits as unsigned (a negative position sets the top bit); AVX2 where the CPU
+// has it (twice SSE2's bytes per instruction).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define POSENC_WIDE_SCAN __attribute__((target_clones("avx2", "default")))
+#else
+#define POSENC_WIDE_SCAN
+#endif
+POSENC_WIDE_SCAN uint64_t or_of_bits(const int64_t* p, int64_t n) {
+  uint64_t all = 0;
+  for (int64_t i = 0; i < n; ++i) all |= static_cast<uint64_t>(p[i]);
+  return all;
+}
+POSENC_WIDE_SCAN uint32_t or_of_bits(const int32_t* p, int64_t n) {
+  uint32_t all = 0;
+  for (int64_t i = 0; i < n; ++i) all |= static_cast<uint32_t>(p[i]);
+  return all;
+}
+
 template <class Index>
 int64_t first_out_of_range(const Index* p, int64_t stride, int64_t n, int64_t lo, int64_t hi) {
+  if (stride == 1 && lo <= 0 && hi >= 0) {
+    if (static_cast<uint64_t>(or_of_bits(p, n)) < std::bit_floor(static_cast<uint64_t>(hi) + 1)) {
+      return n;
+    }
+  }
   for (int64_t i = 0; i < n; ++i) {
     if (p[i * stride] < lo || p[i * stride] > hi) return i;
   }
