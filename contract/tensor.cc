@@ -220,8 +220,36 @@ inline int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const c
 
 }  // namespace
 
-void check_view(const Tensor& t, std::string_view name, int rank,
-                std::initializer_list<DType> dtypes) {
+namespace {
+
+// check_view's conditions with no message built and no error path in the loops (their closures
+// cost a decode step ~8 ns per view): true when check_view would not throw.
+bool view_is_valid(const Tensor& t, int rank, std::initializer_list<DType> dtypes) {
+  if (t.rank != rank) return false;
+  bool listed = false;
+  for (DType d : dtypes) listed |= d == t.dtype;
+  if (!listed) return false;
+  int64_t numel = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (t.shape[d] < 0 || t.strides[d] < 0) return false;
+    if (__builtin_mul_overflow(numel, t.shape[d], &numel)) return false;
+  }
+  if (numel == 0) return true;
+  int64_t last = 0, step = 0, bytes = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &step)) return false;
+    if (__builtin_add_overflow(last, step, &last)) return false;
+  }
+  if (__builtin_mul_overflow(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), &bytes)) {
+    return false;
+  }
+  return t.data != nullptr;
+}
+
+// check_view's checks in order, each with its message: run only when one fails.
+[[gnu::noinline, gnu::cold]] void check_view_reporting(const Tensor& t, std::string_view name,
+                                                       int rank,
+                                                       std::initializer_list<DType> dtypes) {
   POSENC_REQUIRE(t.rank == rank, std::string(name) + ".rank", t.rank,
                  "must be " + std::to_string(rank));
   if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
@@ -248,6 +276,14 @@ void check_view(const Tensor& t, std::string_view name, int rank,
                  "must point to memory for a non-empty view");
 }
 
+}  // namespace
+
+void check_view(const Tensor& t, std::string_view name, int rank,
+                std::initializer_list<DType> dtypes) {
+  if (__builtin_expect(view_is_valid(t, rank, dtypes), 1)) return;
+  check_view_reporting(t, name, rank, dtypes);
+}
+
 void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
                       std::string_view like_name) {
   POSENC_REQUIRE(
@@ -262,6 +298,15 @@ void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected
 }
 
 void check_no_self_overlap(const Tensor& out, std::string_view name) {
+  // Row-major contiguous (each stride the product of the later extents, where the extent is > 1):
+  // no two elements meet. The common case, checked without the sort.
+  int64_t dense = 1;
+  bool row_major = true;
+  for (int d = out.rank - 1; d >= 0; --d) {
+    row_major &= out.shape[d] <= 1 || out.strides[d] == dense;
+    dense *= out.shape[d];
+  }
+  if (row_major) return;
   if (out.numel() == 0) return;
   std::array<int, kMaxRank> dims;
   int count = 0;
