@@ -685,10 +685,7 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
     plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
     plan.factor = plan.angles->attention_factor;
     if (plan.factor < 0x1p-126) plan.exact_from = 0;  // every output: see the top comment
-    bool tiny_omega = false;
-    for (int64_t i = 0; i < plan.angles->count; ++i)
-      tiny_omega = tiny_omega || plan.angles->hi[i] + plan.angles->lo[i] < 0x1p-60;
-    plan.guarded = plan.factor != 1 || tiny_omega;
+    plan.guarded = plan.factor != 1 || plan.angles->tiny_omega;  // computed once per memo
   }
   parallel_for(tokens, parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
 }
