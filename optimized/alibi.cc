@@ -22,6 +22,10 @@
 
 namespace posenc::optimized::alibi_detail {
 
+// Direct rows are split in blocks of this many keys, so that a decode call's few rows (one query,
+// one group of heads) still give both threads work. Fixed, so items never depend on threads.
+inline constexpr int64_t kKeyBlock = 8192;
+
 // The slope of head h, by the reference's formula in fp64 (see alibi.h).
 inline double slope(int64_t h, int64_t n_heads, double max_bias) {
   const auto c = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(n_heads)));
@@ -65,6 +69,7 @@ struct Plan {
   // 2^-shift[h], exact while every value stays in the dtype's normal range (see Normal16Fits).
   std::vector<int64_t> group_heads, group_begin;
   std::vector<int> shift;
+  int64_t key_blocks = 1;           // per direct row: see kKeyBlock
   bool normal_range_known = false;  // keys consecutive: max_distance bounds every |x|
   double max_distance = 0;
   std::vector<int64_t> q_pos;
@@ -89,6 +94,8 @@ struct Plan {
           std::max(std::abs(lines.first), std::abs(lines.first + lines.length - 1)));
     }
     group(c);
+    if (!value_lines)
+      key_blocks = std::max<int64_t>(1, (c.bias.shape[2] + kKeyBlock - 1) / kKeyBlock);
     if (value_lines) {
       const int64_t n = c.n_heads * lines.length;
       line_values = c.bias.dtype == DType::f32 ? static_cast<void*>(reusable<float>(n))
@@ -319,16 +326,15 @@ HWY_INLINE void ScaledRow(const lowp::Lane<T>* src, lowp::Lane<T>* dst, int64_t 
   }
 }
 
-// The direct row (h, i) of the bias.
+// Keys [j0, j0 + tk) of the direct row (h, i) of the bias.
 template <class T>
-HWY_INLINE void DirectRow(const Plan& plan, int64_t h, int64_t i) {
+HWY_INLINE void DirectRow(const Plan& plan, int64_t h, int64_t i, int64_t j0, int64_t tk) {
   const AlibiCall& call = *plan.call;
   const Tensor& bias = call.bias;
-  const int64_t tk = bias.shape[2];
-  lowp::Lane<T>* out = bias.as<lowp::Lane<T>>() + bias.offset(h, i, 0);
+  lowp::Lane<T>* out = bias.as<lowp::Lane<T>>() + bias.offset(h, i, j0);
   // x = k_pos − q_pos, exact in fp64: positions lie in [0, 2^24].
   if (plan.lines.windows) {  // consecutive keys: x = first + start + j
-    const double x0 = static_cast<double>(plan.lines.first + plan.lines.start[i]);
+    const double x0 = static_cast<double>(plan.lines.first + plan.lines.start[i] + j0);
     if (sizeof(T) == 4 ? plan.slope_is_f32[h] : plan.slope_is_pow2[h]) {
       return AlibiRowExactF32<T>(static_cast<float>(plan.slopes[h]), call.causal, tk, out,
                                  plan.stream, x0);
@@ -344,9 +350,10 @@ HWY_INLINE void DirectRow(const Plan& plan, int64_t h, int64_t i) {
                 [x0](auto d, int64_t at) { return hn::Iota(d, x0 + static_cast<double>(at)); });
   } else {
     const double qp = static_cast<double>(plan.q_pos[i]);
-    AlibiRow<T>(
-        plan.slopes[h], call.causal, tk, out, bias.strides[2], plan.stream,
-        [&](auto d, int64_t at) { return hn::Sub(hn::LoadU(d, plan.k_pos + at), hn::Set(d, qp)); });
+    AlibiRow<T>(plan.slopes[h], call.causal, tk, out, bias.strides[2], plan.stream,
+                [&](auto d, int64_t at) {
+                  return hn::Sub(hn::LoadU(d, plan.k_pos + j0 + at), hn::Set(d, qp));
+                });
   }
 }
 
@@ -377,16 +384,18 @@ void AlibiPartOf(const Plan& plan, bool lines, int64_t begin, int64_t end) {
     CopyWindows(plan.lines, static_cast<const L*>(line_values), bias, begin, end, plan.stream);
     return;
   }
-  // Items are (group, query) pairs: the group's first head is computed, the others scaled from it.
+  // Items are (group, query, block of keys): the group's first head is computed, the others
+  // scaled from it.
   const int64_t tq = bias.shape[1], tk = bias.shape[2];
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t g = item / tq, i = item % tq;
+    const int64_t row = item / plan.key_blocks, g = row / tq, i = row % tq;
+    const int64_t j0 = item % plan.key_blocks * kKeyBlock, n = std::min(kKeyBlock, tk - j0);
     const int64_t lead = plan.group_heads[plan.group_begin[g]];
-    DirectRow<T>(plan, lead, i);
-    const L* src = bias.as<L>() + bias.offset(lead, i, 0);
+    DirectRow<T>(plan, lead, i, j0, n);
+    const L* src = bias.as<L>() + bias.offset(lead, i, j0);
     for (int64_t k = plan.group_begin[g] + 1; k < plan.group_begin[g + 1]; ++k) {
       const int64_t h = plan.group_heads[k];
-      ScaledRow<T>(src, bias.as<L>() + bias.offset(h, i, 0), tk, plan.shift[h], plan.stream);
+      ScaledRow<T>(src, bias.as<L>() + bias.offset(h, i, j0), n, plan.shift[h], plan.stream);
     }
   }
   if (plan.stream) hwy::FlushStream();
@@ -419,12 +428,13 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
   call.validate();
   const int64_t heads = call.n_heads, tq = call.bias.shape[1], tk = call.bias.shape[2];
   const alibi_detail::Plan plan(call);
-  // One item per (group of heads, query); groups are single heads unless rows are computed
-  // directly. About a quarter nanosecond per element written.
-  const int64_t groups = plan.groups();
-  const int parts =
-      plan_parts(call.threads, groups * tq,
-                 0.25 * static_cast<double>(tk * heads) / static_cast<double>(groups));
+  // One item per (group of heads, query, block of keys); groups are single heads and a row one
+  // block unless rows are computed directly (decoding: few rows, which both threads then share).
+  // About a quarter nanosecond per element written.
+  const int64_t items = plan.groups() * tq * plan.key_blocks;
+  const int parts = plan_parts(call.threads, items,
+                               0.25 * static_cast<double>(heads * tq) * static_cast<double>(tk) /
+                                   static_cast<double>(std::max<int64_t>(items, 1)));
   if (call.slopes) {
     for (int64_t h = 0; h < heads; ++h) store(*call.slopes, call.slopes->offset(h), plan.slopes[h]);
   }
@@ -434,7 +444,7 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
     parallel_for(heads, plan_parts(call.threads, heads, per_line),
                  [&](Range r) { part(plan, true, r.begin, r.end); });
   }
-  parallel_for(groups * tq, parts, [&](Range r) { part(plan, false, r.begin, r.end); });
+  parallel_for(items, parts, [&](Range r) { part(plan, false, r.begin, r.end); });
 }
 
 }  // namespace
