@@ -109,6 +109,14 @@ void check_view_overlaps(const Call& call) {
   // Each view's byte range, once: most pairs do not meet and need no closer look (a decode step's
   // validation is most of its time).
   static constexpr auto table = Call::view_table();
+  // in_place[o][i]: output o may be input i's very view (names compared once, at compile time).
+  static constexpr auto in_place = [] {
+    std::array<std::array<bool, table.size()>, table.size()> m{};
+    for (size_t o = 0; o < table.size(); ++o)
+      for (size_t i = 0; i < table.size(); ++i)
+        m[o][i] = table[o].in_place_of && std::string_view(table[o].in_place_of) == table[i].name;
+    return m;
+  }();
   std::array<const Tensor*, table.size()> views{};
   std::array<ByteRange, table.size()> ranges{};
   for (size_t v = 0; v < table.size(); ++v) {
@@ -120,9 +128,7 @@ void check_view_overlaps(const Call& call) {
     check_no_self_overlap(*views[o], table[o].name);
     for (size_t i = 0; i < table.size(); ++i) {
       if (!views[i] || table[i].is_output() || !ranges[o].meets(ranges[i])) continue;
-      const bool in_place =
-          table[o].in_place_of && std::string_view(table[o].in_place_of) == table[i].name;
-      check_no_overlap(*views[o], table[o].name, *views[i], table[i].name, in_place);
+      check_no_overlap(*views[o], table[o].name, *views[i], table[i].name, in_place[o][i]);
     }
   }
 }
