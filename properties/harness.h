@@ -57,6 +57,8 @@ Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCa
                    const Bound& bound);
 Comparison compare(const MropeCall& input, const MropeCall& expected, const MropeCall& got,
                    const Bound& bound);
+Comparison compare(const VisionRopeCall& input, const VisionRopeCall& expected,
+                   const VisionRopeCall& got, const Bound& bound);
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
 

@@ -97,6 +97,17 @@ std::string variant_names(Family family, uint64_t bits) {
              {variant::mrope_cycled, "mrope_cycled"}};
       own.insert(own.end(), scalings.begin(), scalings.end());
       break;
+    case Family::vision_rope:
+      own = {{variant::vision_rope_half_split, "vision_rope_half_split"},
+             {variant::vision_rope_interleaved, "vision_rope_interleaved"},
+             {variant::vision_rope_partial, "vision_rope_partial"},
+             {variant::vision_rope_inverse, "vision_rope_inverse"},
+             {variant::vision_rope_key, "vision_rope_key"},
+             {variant::vision_rope_axial, "vision_rope_axial"},
+             {variant::vision_rope_pixtral, "vision_rope_pixtral"},
+             {variant::vision_rope_column_first, "vision_rope_column_first"},
+             {variant::vision_rope_offset, "vision_rope_offset"}};
+      break;
     default:
       break;
   }

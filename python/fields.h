@@ -118,4 +118,21 @@ void fields(MropeCall& c, V&& v) {
   v("threads", c.threads, scalar);
 }
 
+template <class V>
+void fields(VisionRopeCall& c, V&& v) {
+  v("q", c.q, in);
+  v("q_out", c.q_out, out);
+  v("k", c.k, in);
+  v("k_out", c.k_out, out);
+  v("positions", c.positions, in);
+  v("rotary_dim", c.rotary_dim, scalar);
+  v("convention", c.convention, scalar);
+  v("axis_order", c.axis_order, scalar);
+  v("position_offset", c.position_offset, scalar);
+  v("layout", c.layout, scalar);
+  v("inverse", c.inverse, scalar);
+  v("base", c.base, scalar);
+  v("threads", c.threads, scalar);
+}
+
 }  // namespace posenc::python

@@ -41,6 +41,8 @@ py::handle error_class;
 constexpr std::initializer_list<const char*> kLayouts = {"half_split", "interleaved"};
 constexpr std::initializer_list<const char*> kMasks = {"none", "causal"};
 constexpr std::initializer_list<const char*> kConventions = {"sectioned", "interleaved"};
+constexpr std::initializer_list<const char*> kVisionConventions = {"axial", "pixtral"};
+constexpr std::initializer_list<const char*> kAxisOrders = {"row_first", "column_first"};
 constexpr std::initializer_list<const char*> kScalings = {
     "none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
 
@@ -111,6 +113,12 @@ void from_python(const char* name, py::handle value, Mask& field, Role) {
 void from_python(const char* name, py::handle value, MropeConvention& field, Role) {
   field = enum_of<MropeConvention>(name, value, kConventions);
 }
+void from_python(const char* name, py::handle value, VisionRopeConvention& field, Role) {
+  field = enum_of<VisionRopeConvention>(name, value, kVisionConventions);
+}
+void from_python(const char* name, py::handle value, VisionAxisOrder& field, Role) {
+  field = enum_of<VisionAxisOrder>(name, value, kAxisOrders);
+}
 // mrope_section: a sequence of three ints.
 void from_python(const char* name, py::handle value, std::array<int64_t, 3>& field, Role role) {
   if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value) || py::len(value) != 3)
@@ -151,6 +159,12 @@ py::object to_python(const char*, RopeLayout value, ArrayCache&) {
 py::object to_python(const char*, Mask value, ArrayCache&) { return enum_name(value, kMasks); }
 py::object to_python(const char*, MropeConvention value, ArrayCache&) {
   return enum_name(value, kConventions);
+}
+py::object to_python(const char*, VisionRopeConvention value, ArrayCache&) {
+  return enum_name(value, kVisionConventions);
+}
+py::object to_python(const char*, VisionAxisOrder value, ArrayCache&) {
+  return enum_name(value, kAxisOrders);
 }
 py::object to_python(const char*, const std::array<int64_t, 3>& value, ArrayCache&) {
   return py::make_tuple(value[0], value[1], value[2]);
@@ -652,6 +666,15 @@ py::dict variant_bits() {
   v["mrope_interleaved"] = variant::mrope_interleaved, v["mrope_partial"] = variant::mrope_partial;
   v["mrope_inverse"] = variant::mrope_inverse, v["mrope_key"] = variant::mrope_key;
   v["mrope_sectioned"] = variant::mrope_sectioned, v["mrope_cycled"] = variant::mrope_cycled;
+  v["vision_rope_half_split"] = variant::vision_rope_half_split;
+  v["vision_rope_interleaved"] = variant::vision_rope_interleaved;
+  v["vision_rope_partial"] = variant::vision_rope_partial;
+  v["vision_rope_inverse"] = variant::vision_rope_inverse;
+  v["vision_rope_key"] = variant::vision_rope_key;
+  v["vision_rope_axial"] = variant::vision_rope_axial;
+  v["vision_rope_pixtral"] = variant::vision_rope_pixtral;
+  v["vision_rope_column_first"] = variant::vision_rope_column_first;
+  v["vision_rope_offset"] = variant::vision_rope_offset;
   v["all"] = kAllVariants;
   return v;
 }

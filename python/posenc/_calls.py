@@ -60,7 +60,7 @@ def _outputs(family, kw, extra):
         shape = (extra.pop("rows", 0), g("rotary_dim", 0) // 2)
         yield "cos", lambda: _new(shape, dtype)
         yield "sin", lambda: _new(shape, dtype)
-    elif family in ("rope", "mrope"):
+    elif family in ("rope", "mrope", "vision_rope"):
         yield "q_out", lambda: _new(g("q").shape, dtype, like=g("q"))
         if g("k") is not None:
             yield "k_out", lambda: _new(g("k").shape, dtype, like=g("k"))
