@@ -28,16 +28,16 @@ void VisionRopeCall::validate() const {
   check_dim(positions, "positions", 1, 2);
   POSENC_REQUIRE(rotary_dim >= 4 && rotary_dim % 4 == 0, "rotary_dim", rotary_dim,
                  "must be a multiple of 4 and >= 4 (d/4 pairs per axis)");
-  POSENC_REQUIRE(convention == VisionRopeConvention::axial ||
-                     convention == VisionRopeConvention::pixtral,
-                 "convention", static_cast<int>(convention), "must be axial or pixtral");
+  POSENC_REQUIRE(
+      convention == VisionRopeConvention::axial || convention == VisionRopeConvention::pixtral,
+      "convention", static_cast<int>(convention), "must be axial or pixtral");
   POSENC_REQUIRE(
       axis_order == VisionAxisOrder::row_first || axis_order == VisionAxisOrder::column_first,
       "axis_order", static_cast<int>(axis_order), "must be row_first or column_first");
-  POSENC_REQUIRE(position_offset >= -kMaxPosition && position_offset <= kMaxPosition,
-                 "position_offset", position_offset,
-                 "must lie in [-" + std::to_string(kMaxPosition) + ", " +
-                     std::to_string(kMaxPosition) + "]");
+  POSENC_REQUIRE(
+      position_offset >= -kMaxPosition && position_offset <= kMaxPosition, "position_offset",
+      position_offset,
+      "must lie in [-" + std::to_string(kMaxPosition) + ", " + std::to_string(kMaxPosition) + "]");
   check_dim(positions, "positions", 0, q.shape[0]);
   for (int64_t t = 0; t < positions.shape[0]; ++t)
     for (int a = 0; a < 2; ++a) {

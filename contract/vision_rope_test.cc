@@ -34,8 +34,7 @@ TEST(VisionRope, PixtralPutsColumnsOnOddFrequencies) {
 
 TEST(VisionRope, Llama4TakesTheColumnFirst) {
   // Llama4VisionRotaryEmbedding: cat(freqs_x, freqs_y), x = index % side (the column).
-  EXPECT_EQ(pattern(VisionRopeConvention::axial, VisionAxisOrder::column_first, 8),
-            "C0 C2 R0 R2");
+  EXPECT_EQ(pattern(VisionRopeConvention::axial, VisionAxisOrder::column_first, 8), "C0 C2 R0 R2");
 }
 
 TEST(VisionRope, RejectsBadCallsNamingTheArgument) {

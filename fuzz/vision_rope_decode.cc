@@ -7,7 +7,8 @@ template <>
 Decoded<VisionRopeCall> decode<VisionRopeCall>(std::span<const uint8_t> bytes) {
   return decoded<VisionRopeCall>(bytes, [](Decoder& in, Arena& arena) {
     VisionRopeCall c;
-    const int64_t tokens = in.size(0, 12), hq = in.size(1, 4), head_dim = in.size(2, 72);
+    // head_dim from 4: the empty input is a valid call (rotary_dim 4).
+    const int64_t tokens = in.size(0, 12), hq = in.size(1, 4), head_dim = in.size(4, 72);
     const bool key = in.coin();
     const DType dtype = in.data();
     c.q = arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());

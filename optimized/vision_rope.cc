@@ -141,12 +141,12 @@ void run_vision_rope(const VisionRopeCall& call, VisionRopeRowsFn* rows) {
 }  // namespace
 
 std::vector<Impl<VisionRopeCall>> vision_rope() {
-  constexpr uint64_t kVariants =
-      variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::in_place |
-      variant::vision_rope_half_split | variant::vision_rope_interleaved |
-      variant::vision_rope_partial | variant::vision_rope_inverse | variant::vision_rope_key |
-      variant::vision_rope_axial | variant::vision_rope_pixtral |
-      variant::vision_rope_column_first | variant::vision_rope_offset;
+  constexpr uint64_t kVariants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
+                                 variant::in_place | variant::vision_rope_half_split |
+                                 variant::vision_rope_interleaved | variant::vision_rope_partial |
+                                 variant::vision_rope_inverse | variant::vision_rope_key |
+                                 variant::vision_rope_axial | variant::vision_rope_pixtral |
+                                 variant::vision_rope_column_first | variant::vision_rope_offset;
   return target_impls<VisionRopeCall>("vision_rope", kVariants, /*bound=*/2, /*threaded=*/true,
                                       rows_table(), run_vision_rope);
 }

@@ -27,11 +27,11 @@ struct Shape {
 };
 
 harness::Problem<VisionRopeCall> problem(const Shape& s, uint64_t seed) {
-  const std::string label = fmt::format(
-      "{} tokens={} heads={} head_dim={} rotary_dim={} {} {} offset={} {} base={}",
-      dtype_name(s.dtype), s.tokens, s.heads, s.head_dim, s.rotary_dim,
-      convention_name(s.convention), axis_order_name(s.order), s.offset, layout_name(s.layout),
-      s.base);
+  const std::string label =
+      fmt::format("{} tokens={} heads={} head_dim={} rotary_dim={} {} {} offset={} {} base={}",
+                  dtype_name(s.dtype), s.tokens, s.heads, s.head_dim, s.rotary_dim,
+                  convention_name(s.convention), axis_order_name(s.order), s.offset,
+                  layout_name(s.layout), s.base);
   return {label, [=](Arena& arena) {
             harness::Values values(seed);
             VisionRopeCall call{.rotary_dim = s.rotary_dim,

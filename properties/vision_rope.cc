@@ -48,9 +48,9 @@ std::string describe(const VisionRopeSpec& s) {
       "{} tokens={} hq={} hk={} head_dim={} rotary_dim={} {} {} offset={} {}{}{} base={} "
       "positions+offset={} q=({})",
       dtype_name(s.dtype), s.tokens, s.hq, s.hk, s.head_dim, s.rotary_dim,
-      convention_name(s.convention), axis_order_name(s.axis_order), s.offset,
-      layout_name(s.layout), s.inverse ? " inverse" : "", s.in_place ? " in place" : "", s.base,
-      s.positions.describe(), s.q.describe());
+      convention_name(s.convention), axis_order_name(s.axis_order), s.offset, layout_name(s.layout),
+      s.inverse ? " inverse" : "", s.in_place ? " in place" : "", s.base, s.positions.describe(),
+      s.q.describe());
   if (s.hk) str += " k=(" + s.k.describe() + ")";
   if (any_strided(s.layouts)) {
     str += " layouts";
@@ -126,8 +126,7 @@ rc::Gen<VisionRopeSpec> vision_rope_spec(VisionRopeOptions o) {
     if (d.has(variant::vision_rope_offset) && *rc::gen::arbitrary<bool>()) {
       const int64_t top = s.positions.values.empty() ? 0 : s.positions.max();
       s.offset = *rc::gen::weightedOneOf<int64_t>(
-          {{2, rc::gen::just<int64_t>(1)},
-           {1, gen::uniform(-(kMaxPosition - top), kMaxPosition)}});
+          {{2, rc::gen::just<int64_t>(1)}, {1, gen::uniform(-(kMaxPosition - top), kMaxPosition)}});
       if (s.offset == 0) s.offset = 1;
     }
     auto values = o.specials ? gen::fill() : gen::finite_fill();
@@ -217,8 +216,9 @@ std::vector<Property<VisionRopeCall>> vision_rope_properties() {
   for (auto& x : view_mutations<Call>("k_out", k_out, true)) m.push_back(x);
   for (auto& x : view_mutations<Call>("positions", positions, false)) m.push_back(x);
   m.push_back(overlap_mutation<Call>("q_out", q_out, "k", k));
-  m.push_back(position_mutation<Call>("position 2^24 + 1 past the offset", positions,
-                                      [](const Call& c) { return kMaxPosition + 1 - c.position_offset; }));
+  m.push_back(
+      position_mutation<Call>("position 2^24 + 1 past the offset", positions,
+                              [](const Call& c) { return kMaxPosition + 1 - c.position_offset; }));
   m.push_back(position_mutation<Call>("position -1 before the offset", positions,
                                       [](const Call& c) { return -1 - c.position_offset; }));
   m.push_back({"column position -1 before the offset", [](Call& c, Arena&) {
@@ -278,7 +278,8 @@ std::vector<Property<VisionRopeCall>> vision_rope_properties() {
       {.name = "vision_rope.zero_axis",
        .statement =
            "a second axis at p + offset = 0 leaves its pairs as they were (equal values); with "
-           "pairs (2i, 2i + 1) the first half of the head is 1D rope of rotary_dim d/2 on the first "
+           "pairs (2i, 2i + 1) the first half of the head is 1D rope of rotary_dim d/2 on the "
+           "first "
            "axis, else the first axis's pairs are the reference's",
        .body = [](Case<Call>& c) {
          VisionRopeSpec s = *vision_rope_spec({.specials = false, .any_dtype = true});
@@ -343,22 +344,23 @@ std::vector<Property<VisionRopeCall>> vision_rope_properties() {
   props.push_back(
       {.name = "vision_rope.offset",
        .statement = "position_offset k on positions p equals offset 0 on p + k, bit for bit",
-       .body = [](Case<Call>& c) {
-         VisionRopeSpec s = *vision_rope_spec({.any_dtype = true});
-         if (s.offset == 0) s.offset = 1;
-         classify(s);
-         VisionRopeSpec shifted = s;
-         shifted.offset = 0;  // the same effective positions, passed as p + k
-         c.each([&](const Impl<Call>& impl) {
-           Arena arena, other, pristine;
-           const Call with = build(s, arena);
-           if (!supports(impl, with)) return Verdict::pass();
-           impl.run(with);
-           const Call without = run(impl, shifted, other);
-           return Verdict::of(compare(build(s, pristine), without, with, 0),
-                              "offset k on p vs offset 0 on p + k");
-         });
-       },
+       .body =
+           [](Case<Call>& c) {
+             VisionRopeSpec s = *vision_rope_spec({.any_dtype = true});
+             if (s.offset == 0) s.offset = 1;
+             classify(s);
+             VisionRopeSpec shifted = s;
+             shifted.offset = 0;  // the same effective positions, passed as p + k
+             c.each([&](const Impl<Call>& impl) {
+               Arena arena, other, pristine;
+               const Call with = build(s, arena);
+               if (!supports(impl, with)) return Verdict::pass();
+               impl.run(with);
+               const Call without = run(impl, shifted, other);
+               return Verdict::of(compare(build(s, pristine), without, with, 0),
+                                  "offset k on p vs offset 0 on p + k");
+             });
+           },
        .needs = variant::vision_rope_offset});
 
   props.push_back(
@@ -531,7 +533,8 @@ std::vector<Problem<VisionRopeCall>> smoke_problems<VisionRopeCall>() {
           call.positions = arena.alloc(DType::i64, {tokens, 2});
           values.fill_index(call.positions, 0, 64);
           if (offset == 1)
-            for (int a = 0; a < 2; ++a) store_index(call.positions, call.positions.offset(5, a), -1);
+            for (int a = 0; a < 2; ++a)
+              store_index(call.positions, call.positions.offset(5, a), -1);
           return call;
         }};
   };

@@ -45,8 +45,9 @@ void vision_rope(const VisionRopeCall& call) {
       const int axis = vision_rope_axis(call.axis_order, call.rotary_dim, i);
       const int64_t p =
           load_index(call.positions, call.positions.offset(t, axis)) + call.position_offset;
-      const double angle = static_cast<double>(p) *
-                           freq.inv_freq[vision_rope_frequency(call.convention, call.rotary_dim, i)];
+      const double angle =
+          static_cast<double>(p) *
+          freq.inv_freq[vision_rope_frequency(call.convention, call.rotary_dim, i)];
       cos[i] = std::cos(angle);
       sin[i] = sign * std::sin(angle);
     }

@@ -7,9 +7,12 @@ namespace posenc {
 
 template <>
 const std::vector<Impl<VisionRopeCall>>& implementations<VisionRopeCall>() {
-  static const std::vector<Impl<VisionRopeCall>> table = reference_then<VisionRopeCall>(
-      {.name = "vision_rope/reference", .variants = kAllVariants, .bound = 0, .run = reference::vision_rope},
-      optimized::vision_rope());
+  static const std::vector<Impl<VisionRopeCall>> table =
+      reference_then<VisionRopeCall>({.name = "vision_rope/reference",
+                                      .variants = kAllVariants,
+                                      .bound = 0,
+                                      .run = reference::vision_rope},
+                                     optimized::vision_rope());
   return table;
 }
 
