@@ -2,9 +2,11 @@
 // for any field values, valid or not.
 #include <gtest/gtest.h>
 
-#include "posenc/rope.h"
-#include "posenc/rope_cache.h"
-#include "posenc/rope_frequencies.h"
+#include <set>
+#include <string>
+
+#include "posenc/families.h"
+#include "posenc/registry.h"
 
 namespace posenc {
 namespace {
@@ -29,6 +31,26 @@ TEST(Variants, UnknownScalingKindHasNoBit) {
     call.scaling.kind = kind;
     EXPECT_EQ(call.required_variants() & variant::all_scalings, 0u) << k;
   }
+}
+
+// Each family names its own bits once (variant_table): one bit each, above the shared ones, no
+// bit or name twice, each name the family's own or a scaling's.
+TEST(Variants, EveryFamilyNamesItsBitsOnce) {
+  for_each_family([]<class Call>(std::type_identity<Call>) {
+    const std::string family = family_name(Call::kFamily);
+    uint64_t seen = 0;
+    std::set<std::string> names;
+    for (const VariantName& row : Call::variant_table()) {
+      const std::string name = row.name;
+      EXPECT_EQ(__builtin_popcountll(row.bit), 1) << family << " " << name;
+      EXPECT_GE(row.bit, variant::kFamilyVariant0) << family << " " << name;
+      EXPECT_EQ(seen & row.bit, 0u) << family << " " << name;
+      EXPECT_TRUE(names.insert(name).second) << family << " " << name;
+      EXPECT_TRUE(name.starts_with(family + "_") || name.starts_with("scaling_"))
+          << family << " " << name;
+      seen |= row.bit;
+    }
+  });
 }
 
 }  // namespace

@@ -127,5 +127,20 @@ TEST(Declared, ASkippedPropertyNamesTheVariantItNeeds) {
       << only_result(identity).note;
 }
 
+// Every bit is named from its family's own table: attention's lse, chunked, sinks and alibi bits
+// were once reported as "bit 14" … "bit 17".
+TEST(Declared, VariantNamesComeFromTheFamilysTable) {
+  EXPECT_EQ(harness::variant_names(Family::attention, variant::f32 | variant::attention_lse |
+                                                          variant::attention_chunked |
+                                                          variant::attention_sinks |
+                                                          variant::attention_alibi),
+            "f32, attention_lse, attention_chunked, attention_sinks, attention_alibi");
+  EXPECT_EQ(harness::variant_names(Family::mrope, variant::mrope_cycled |
+                                                      variant::scaling_bit(RopeScalingKind::yarn) |
+                                                      variant::positions_i32),
+            "positions_i32, mrope_cycled, scaling_yarn");
+  EXPECT_EQ(harness::variant_names(Family::absolute, variant::kFamilyVariant0), "bit 8");
+}
+
 }  // namespace
 }  // namespace posenc

@@ -35,83 +35,13 @@ DeclaredScope::DeclaredScope(const Declared& declared) : saved_(current_declared
 DeclaredScope::~DeclaredScope() { current_declared = saved_; }
 
 std::string variant_names(Family family, uint64_t bits) {
-  using Names = std::vector<std::pair<uint64_t, const char*>>;
-  Names names = {{variant::f32, "f32"},
-                 {variant::bf16, "bf16"},
-                 {variant::f16, "f16"},
-                 {variant::strided, "strided"},
-                 {variant::in_place, "in_place"},
-                 {variant::nonfinite_inputs, "nonfinite_inputs"},
-                 {variant::positions_i32, "positions_i32"},
-                 {variant::positions_i64, "positions_i64"},
-                 {variant::yarn_untruncated, "yarn_untruncated"},
-                 {variant::conventions_declared, "conventions_declared"}};
-  const Names scalings = {
-      {variant::scaling_bit(RopeScalingKind::none), "scaling_none"},
-      {variant::scaling_bit(RopeScalingKind::linear), "scaling_linear"},
-      {variant::scaling_bit(RopeScalingKind::ntk), "scaling_ntk"},
-      {variant::scaling_bit(RopeScalingKind::dynamic_ntk), "scaling_dynamic_ntk"},
-      {variant::scaling_bit(RopeScalingKind::yarn), "scaling_yarn"},
-      {variant::scaling_bit(RopeScalingKind::llama3), "scaling_llama3"},
-      {variant::scaling_bit(RopeScalingKind::longrope), "scaling_longrope"}};
-  Names own;
-  switch (family) {
-    case Family::attention:
-      own = {{variant::attention_causal, "attention_causal"},
-             {variant::attention_bias, "attention_bias"},
-             {variant::attention_gqa, "attention_gqa"},
-             {variant::attention_positions, "attention_positions"},
-             {variant::attention_window, "attention_window"},
-             {variant::attention_softcap, "attention_softcap"}};
-      break;
-    case Family::sinusoidal:
-      own = {{variant::sinusoidal_add, "sinusoidal_add"},
-             {variant::sinusoidal_positions, "sinusoidal_positions"}};
-      break;
-    case Family::rope:
-      own = {{variant::rope_half_split, "rope_half_split"},
-             {variant::rope_interleaved, "rope_interleaved"},
-             {variant::rope_partial, "rope_partial"},
-             {variant::rope_inverse, "rope_inverse"},
-             {variant::rope_cached, "rope_cached"},
-             {variant::rope_key, "rope_key"}};
-      own.insert(own.end(), scalings.begin(), scalings.end());
-      break;
-    case Family::rope_cache:
-    case Family::rope_frequencies:
-      own = scalings;
-      break;
-    case Family::alibi:
-      own = {{variant::alibi_causal, "alibi_causal"}, {variant::alibi_slopes, "alibi_slopes"}};
-      break;
-    case Family::t5:
-      own = {{variant::t5_bidirectional, "t5_bidirectional"}, {variant::t5_causal, "t5_causal"}};
-      break;
-    case Family::mrope:
-      own = {{variant::mrope_half_split, "mrope_half_split"},
-             {variant::mrope_interleaved, "mrope_interleaved"},
-             {variant::mrope_partial, "mrope_partial"},
-             {variant::mrope_inverse, "mrope_inverse"},
-             {variant::mrope_key, "mrope_key"},
-             {variant::mrope_sectioned, "mrope_sectioned"},
-             {variant::mrope_cycled, "mrope_cycled"}};
-      own.insert(own.end(), scalings.begin(), scalings.end());
-      break;
-    case Family::vision_rope:
-      own = {{variant::vision_rope_half_split, "vision_rope_half_split"},
-             {variant::vision_rope_interleaved, "vision_rope_interleaved"},
-             {variant::vision_rope_partial, "vision_rope_partial"},
-             {variant::vision_rope_inverse, "vision_rope_inverse"},
-             {variant::vision_rope_key, "vision_rope_key"},
-             {variant::vision_rope_axial, "vision_rope_axial"},
-             {variant::vision_rope_pixtral, "vision_rope_pixtral"},
-             {variant::vision_rope_column_first, "vision_rope_column_first"},
-             {variant::vision_rope_offset, "vision_rope_offset"}};
-      break;
-    default:
-      break;
-  }
-  names.insert(names.end(), own.begin(), own.end());
+  std::vector<VariantName> names(variant::shared_names.begin(), variant::shared_names.end());
+  names.insert(names.end(), variant::convention_names.begin(), variant::convention_names.end());
+  for_each_family([&]<class Call>(std::type_identity<Call>) {
+    if (Call::kFamily != family) return;
+    static constexpr auto own = Call::variant_table();
+    names.insert(names.end(), own.begin(), own.end());
+  });
   std::string s;
   for (const auto& [bit, name] : names)
     if (bits & bit) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -41,8 +42,6 @@ py::handle error_class;
 constexpr std::initializer_list<const char*> kLayouts = {"half_split", "interleaved"};
 constexpr std::initializer_list<const char*> kMasks = {"none", "causal"};
 constexpr std::initializer_list<const char*> kConventions = {"sectioned", "interleaved"};
-constexpr std::initializer_list<const char*> kVisionConventions = {"axial", "pixtral"};
-constexpr std::initializer_list<const char*> kAxisOrders = {"row_first", "column_first"};
 constexpr std::initializer_list<const char*> kScalings = {
     "none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
 
@@ -113,12 +112,6 @@ void from_python(const char* name, py::handle value, Mask& field, Role) {
 void from_python(const char* name, py::handle value, MropeConvention& field, Role) {
   field = enum_of<MropeConvention>(name, value, kConventions);
 }
-void from_python(const char* name, py::handle value, VisionRopeConvention& field, Role) {
-  field = enum_of<VisionRopeConvention>(name, value, kVisionConventions);
-}
-void from_python(const char* name, py::handle value, VisionAxisOrder& field, Role) {
-  field = enum_of<VisionAxisOrder>(name, value, kAxisOrders);
-}
 // mrope_section: a sequence of three ints.
 void from_python(const char* name, py::handle value, std::array<int64_t, 3>& field, Role role) {
   if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value) || py::len(value) != 3)
@@ -159,12 +152,6 @@ py::object to_python(const char*, RopeLayout value, ArrayCache&) {
 py::object to_python(const char*, Mask value, ArrayCache&) { return enum_name(value, kMasks); }
 py::object to_python(const char*, MropeConvention value, ArrayCache&) {
   return enum_name(value, kConventions);
-}
-py::object to_python(const char*, VisionRopeConvention value, ArrayCache&) {
-  return enum_name(value, kVisionConventions);
-}
-py::object to_python(const char*, VisionAxisOrder value, ArrayCache&) {
-  return enum_name(value, kAxisOrders);
 }
 py::object to_python(const char*, const std::array<int64_t, 3>& value, ArrayCache&) {
   return py::make_tuple(value[0], value[1], value[2]);
@@ -638,43 +625,13 @@ void bind_scaling(py::module_& m) {
 
 py::dict variant_bits() {
   py::dict v;
-  v["f32"] = variant::f32, v["bf16"] = variant::bf16, v["f16"] = variant::f16;
-  v["strided"] = variant::strided, v["in_place"] = variant::in_place;
-  v["attention_causal"] = variant::attention_causal, v["attention_bias"] = variant::attention_bias;
-  v["attention_gqa"] = variant::attention_gqa;
-  v["attention_positions"] = variant::attention_positions;
-  v["attention_window"] = variant::attention_window;
-  v["attention_softcap"] = variant::attention_softcap;
-  v["attention_lse"] = variant::attention_lse;
-  v["attention_chunked"] = variant::attention_chunked;
-  v["attention_sinks"] = variant::attention_sinks;
-  v["attention_alibi"] = variant::attention_alibi;
-  v["sinusoidal_add"] = variant::sinusoidal_add;
-  v["sinusoidal_positions"] = variant::sinusoidal_positions;
-  v["rope_half_split"] = variant::rope_half_split;
-  v["rope_interleaved"] = variant::rope_interleaved, v["rope_partial"] = variant::rope_partial;
-  v["rope_inverse"] = variant::rope_inverse, v["rope_cached"] = variant::rope_cached;
-  v["rope_key"] = variant::rope_key;
-  int i = 0;
-  for (const char* kind : kScalings)
-    v[("scaling_" + std::string(kind)).c_str()] =
-        variant::scaling_bit(static_cast<RopeScalingKind>(i++));
+  const auto add = [&](const auto& table) {
+    for (const VariantName& row : table) v[row.name] = row.bit;
+  };
+  add(variant::shared_names);
+  add(variant::convention_names);
+  for_each_family([&]<class Call>(std::type_identity<Call>) { add(Call::variant_table()); });
   v["all_scalings"] = variant::all_scalings;
-  v["alibi_causal"] = variant::alibi_causal, v["alibi_slopes"] = variant::alibi_slopes;
-  v["t5_bidirectional"] = variant::t5_bidirectional, v["t5_causal"] = variant::t5_causal;
-  v["mrope_half_split"] = variant::mrope_half_split;
-  v["mrope_interleaved"] = variant::mrope_interleaved, v["mrope_partial"] = variant::mrope_partial;
-  v["mrope_inverse"] = variant::mrope_inverse, v["mrope_key"] = variant::mrope_key;
-  v["mrope_sectioned"] = variant::mrope_sectioned, v["mrope_cycled"] = variant::mrope_cycled;
-  v["vision_rope_half_split"] = variant::vision_rope_half_split;
-  v["vision_rope_interleaved"] = variant::vision_rope_interleaved;
-  v["vision_rope_partial"] = variant::vision_rope_partial;
-  v["vision_rope_inverse"] = variant::vision_rope_inverse;
-  v["vision_rope_key"] = variant::vision_rope_key;
-  v["vision_rope_axial"] = variant::vision_rope_axial;
-  v["vision_rope_pixtral"] = variant::vision_rope_pixtral;
-  v["vision_rope_column_first"] = variant::vision_rope_column_first;
-  v["vision_rope_offset"] = variant::vision_rope_offset;
   v["all"] = kAllVariants;
   return v;
 }
@@ -722,6 +679,17 @@ PYBIND11_MODULE(_posenc, m) {
         return out;
       },
       py::arg("family"), "The family's Call fields: (name, 'input' | 'output' | 'scalar')");
+  m.def(
+      "in_place_of",
+      [](const std::string& family) {
+        std::map<std::string, std::string> out;
+        with_family(family, [&](auto tag) {
+          for (const auto& field : decltype(tag)::type::view_table())
+            if (field.in_place_of) out[field.name] = field.in_place_of;
+        });
+        return out;
+      },
+      py::arg("family"), "The outputs that may be their input's very view: {output: input}");
   m.def("implementations", &implementation_names, py::arg("family"));
   m.def("run", &run, py::arg("family"), py::arg("impl"), py::arg("kwargs"),
         "Runs a registry implementation on the call the keyword arguments describe");

@@ -30,6 +30,13 @@ struct AbsoluteCall {
              {"positions", &AbsoluteCall::positions},
              {"out", &AbsoluteCall::out, View::output, "x"}}};
   }
+  // Its variant bits by name (kernel.h): none of its own.
+  static constexpr std::array<VariantName, 0> variant_table() { return {}; }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("threads", call.threads);
+  }
 };
 
 }  // namespace posenc

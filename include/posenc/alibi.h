@@ -48,6 +48,18 @@ struct AlibiCall {
              {"bias", &AlibiCall::bias, View::output},
              {"slopes", &AlibiCall::slopes, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 2> variant_table() {
+    return {{{variant::alibi_causal, "alibi_causal"}, {variant::alibi_slopes, "alibi_slopes"}}};
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("n_heads", call.n_heads);
+    f("max_bias", call.max_bias);
+    f("causal", call.causal);
+    f("threads", call.threads);
+  }
 };
 
 }  // namespace posenc

@@ -116,6 +116,29 @@ struct AttentionCall {
              {"out", &AttentionCall::out, View::output},
              {"lse", &AttentionCall::lse, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 10> variant_table() {
+    return {{{variant::attention_causal, "attention_causal"},
+             {variant::attention_bias, "attention_bias"},
+             {variant::attention_gqa, "attention_gqa"},
+             {variant::attention_positions, "attention_positions"},
+             {variant::attention_window, "attention_window"},
+             {variant::attention_softcap, "attention_softcap"},
+             {variant::attention_lse, "attention_lse"},
+             {variant::attention_chunked, "attention_chunked"},
+             {variant::attention_sinks, "attention_sinks"},
+             {variant::attention_alibi, "attention_alibi"}}};
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("mask", call.mask);
+    f("scale", call.scale);
+    f("window_left", call.window_left);
+    f("softcap", call.softcap);
+    f("threads", call.threads);
+    f("chunk_size", call.chunk_size);
+  }
   double resolved_scale() const;
   int64_t q_position(int64_t i) const;  // after validate()
   int64_t k_position(int64_t j) const;

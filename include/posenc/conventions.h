@@ -8,7 +8,10 @@
 // only inputs inside them and never hands a kernel a call outside them.
 #pragma once
 
+#include <array>
 #include <cstdint>
+
+#include "posenc/kernel.h"
 
 namespace posenc::variant {
 
@@ -19,6 +22,12 @@ inline constexpr uint64_t yarn_untruncated = uint64_t{1} << 32;  // YaRN with tr
 inline constexpr uint64_t conventions_declared = uint64_t{1} << 33;
 inline constexpr uint64_t all_conventions =
     nonfinite_inputs | positions_i32 | positions_i64 | yarn_untruncated;
+inline constexpr std::array<VariantName, 5> convention_names = {
+    {{nonfinite_inputs, "nonfinite_inputs"},
+     {positions_i32, "positions_i32"},
+     {positions_i64, "positions_i64"},
+     {yarn_untruncated, "yarn_untruncated"},
+     {conventions_declared, "conventions_declared"}}};
 
 // `variants` with the conventions it accepts spelled out.
 constexpr uint64_t with_conventions(uint64_t variants) {

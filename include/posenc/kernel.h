@@ -34,6 +34,27 @@ inline constexpr uint64_t in_place = 1u << 4;  // output is the same view as an 
 inline constexpr uint64_t kFamilyVariant0 = 1u << 8;
 }  // namespace variant
 
+// A variant bit and its name, as reports and the Python module spell it. Each Call names its own
+// bits once, beside its views:  static constexpr std::array<VariantName, N> variant_table();
+// (empty for a family without any). The shared bits are named here and in conventions.h.
+struct VariantName {
+  uint64_t bit;
+  const char* name;
+};
+namespace variant {
+inline constexpr std::array<VariantName, 5> shared_names = {
+    {{f32, "f32"}, {bf16, "bf16"}, {f16, "f16"}, {strided, "strided"}, {in_place, "in_place"}}};
+}  // namespace variant
+// The rows of `a`, then those of `b`: a family whose table includes another's (the scalings).
+template <size_t A, size_t B>
+constexpr std::array<VariantName, A + B> join(const std::array<VariantName, A>& a,
+                                              const std::array<VariantName, B>& b) {
+  std::array<VariantName, A + B> both{};
+  for (size_t i = 0; i < A; ++i) both[i] = a[i];
+  for (size_t i = 0; i < B; ++i) both[A + i] = b[i];
+  return both;
+}
+
 // The dtype bit of each float view and the strided bit if any view is not row-major contiguous.
 uint64_t view_variants(std::initializer_list<const Tensor*> views);
 

@@ -86,6 +86,29 @@ struct MropeCall {
              {"q_out", &MropeCall::q_out, View::output, "q"},
              {"k_out", &MropeCall::k_out, View::output, "k"}}};
   }
+  // Its variant bits by name (kernel.h), the scalings' included.
+  static constexpr std::array<VariantName, 14> variant_table() {
+    return join(std::array<VariantName, 7>{{{variant::mrope_half_split, "mrope_half_split"},
+                                            {variant::mrope_interleaved, "mrope_interleaved"},
+                                            {variant::mrope_partial, "mrope_partial"},
+                                            {variant::mrope_inverse, "mrope_inverse"},
+                                            {variant::mrope_key, "mrope_key"},
+                                            {variant::mrope_sectioned, "mrope_sectioned"},
+                                            {variant::mrope_cycled, "mrope_cycled"}}},
+                variant::scaling_names);
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("mrope_section", call.mrope_section);
+    f("convention", call.convention);
+    f("layout", call.layout);
+    f("inverse", call.inverse);
+    f("base", call.base);
+    f("scaling", call.scaling);
+    f("threads", call.threads);
+  }
 };
 
 // The axis (0 temporal, 1 height, 2 width) whose position rotates pair i (see the top comment);

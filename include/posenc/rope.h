@@ -72,6 +72,26 @@ struct RopeCall {
              {"q_out", &RopeCall::q_out, View::output, "q"},
              {"k_out", &RopeCall::k_out, View::output, "k"}}};
   }
+  // Its variant bits by name (kernel.h), the scalings' included.
+  static constexpr std::array<VariantName, 13> variant_table() {
+    return join(std::array<VariantName, 6>{{{variant::rope_half_split, "rope_half_split"},
+                                            {variant::rope_interleaved, "rope_interleaved"},
+                                            {variant::rope_partial, "rope_partial"},
+                                            {variant::rope_inverse, "rope_inverse"},
+                                            {variant::rope_cached, "rope_cached"},
+                                            {variant::rope_key, "rope_key"}}},
+                variant::scaling_names);
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("layout", call.layout);
+    f("inverse", call.inverse);
+    f("base", call.base);
+    f("scaling", call.scaling);
+    f("threads", call.threads);
+  }
   bool cached() const { return cos.has_value(); }
 };
 

@@ -31,6 +31,16 @@ struct RopeCacheCall {
     return {
         {{"cos", &RopeCacheCall::cos, View::output}, {"sin", &RopeCacheCall::sin, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 7> variant_table() { return variant::scaling_names; }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("base", call.base);
+    f("scaling", call.scaling);
+    f("threads", call.threads);
+  }
 };
 
 }  // namespace posenc

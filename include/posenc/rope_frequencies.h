@@ -65,6 +65,14 @@ inline constexpr uint64_t all_scalings =
     scaling_bit(RopeScalingKind::ntk) | scaling_bit(RopeScalingKind::dynamic_ntk) |
     scaling_bit(RopeScalingKind::yarn) | scaling_bit(RopeScalingKind::llama3) |
     scaling_bit(RopeScalingKind::longrope);
+inline constexpr std::array<VariantName, 7> scaling_names = {
+    {{scaling_bit(RopeScalingKind::none), "scaling_none"},
+     {scaling_bit(RopeScalingKind::linear), "scaling_linear"},
+     {scaling_bit(RopeScalingKind::ntk), "scaling_ntk"},
+     {scaling_bit(RopeScalingKind::dynamic_ntk), "scaling_dynamic_ntk"},
+     {scaling_bit(RopeScalingKind::yarn), "scaling_yarn"},
+     {scaling_bit(RopeScalingKind::llama3), "scaling_llama3"},
+     {scaling_bit(RopeScalingKind::longrope), "scaling_longrope"}}};
 }  // namespace variant
 
 struct RopeFrequenciesCall {
@@ -84,6 +92,16 @@ struct RopeFrequenciesCall {
     using View = ViewField<RopeFrequenciesCall>;
     return {{{"inv_freq", &RopeFrequenciesCall::inv_freq, View::output},
              {"attention_factor", &RopeFrequenciesCall::attention_factor, View::output}}};
+  }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 7> variant_table() { return variant::scaling_names; }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("base", call.base);
+    f("scaling", call.scaling);
+    f("threads", call.threads);
   }
 };
 

@@ -42,6 +42,17 @@ struct SinusoidalCall {
              {"positions", &SinusoidalCall::positions},
              {"out", &SinusoidalCall::out, View::output, "x"}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 2> variant_table() {
+    return {{{variant::sinusoidal_add, "sinusoidal_add"},
+             {variant::sinusoidal_positions, "sinusoidal_positions"}}};
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("base", call.base);
+    f("threads", call.threads);
+  }
   int64_t position(int64_t t) const;  // after validate()
 };
 

@@ -58,6 +58,18 @@ struct T5Call {
              {"table", &T5Call::table},
              {"bias", &T5Call::bias, View::output}}};
   }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 2> variant_table() {
+    return {{{variant::t5_bidirectional, "t5_bidirectional"}, {variant::t5_causal, "t5_causal"}}};
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("bidirectional", call.bidirectional);
+    f("n_buckets", call.n_buckets);
+    f("max_distance", call.max_distance);
+    f("threads", call.threads);
+  }
 };
 
 }  // namespace posenc

@@ -43,6 +43,13 @@ namespace posenc {
 
 enum class VisionRopeConvention : uint8_t { axial, pixtral };
 enum class VisionAxisOrder : uint8_t { row_first, column_first };
+// Their values' names (Python's strings), by argument-dependent lookup.
+constexpr std::array<const char*, 2> enum_names(VisionRopeConvention) {
+  return {"axial", "pixtral"};
+}
+constexpr std::array<const char*, 2> enum_names(VisionAxisOrder) {
+  return {"row_first", "column_first"};
+}
 const char* convention_name(VisionRopeConvention convention);
 const char* axis_order_name(VisionAxisOrder order);
 
@@ -83,6 +90,30 @@ struct VisionRopeCall {
              {"k", &VisionRopeCall::k},
              {"q_out", &VisionRopeCall::q_out, View::output, "q"},
              {"k_out", &VisionRopeCall::k_out, View::output, "k"}}};
+  }
+  // Its variant bits by name (kernel.h).
+  static constexpr std::array<VariantName, 9> variant_table() {
+    return {{{variant::vision_rope_half_split, "vision_rope_half_split"},
+             {variant::vision_rope_interleaved, "vision_rope_interleaved"},
+             {variant::vision_rope_partial, "vision_rope_partial"},
+             {variant::vision_rope_inverse, "vision_rope_inverse"},
+             {variant::vision_rope_key, "vision_rope_key"},
+             {variant::vision_rope_axial, "vision_rope_axial"},
+             {variant::vision_rope_pixtral, "vision_rope_pixtral"},
+             {variant::vision_rope_column_first, "vision_rope_column_first"},
+             {variant::vision_rope_offset, "vision_rope_offset"}}};
+  }
+  // Its parameters (every field that is not a view) by name: f(name, call.member), in order.
+  template <class C, class F>
+  static void for_each_parameter(C& call, F&& f) {
+    f("rotary_dim", call.rotary_dim);
+    f("convention", call.convention);
+    f("axis_order", call.axis_order);
+    f("position_offset", call.position_offset);
+    f("layout", call.layout);
+    f("inverse", call.inverse);
+    f("base", call.base);
+    f("threads", call.threads);
   }
 };
 

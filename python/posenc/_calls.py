@@ -43,8 +43,6 @@ def _outputs(family, kw, extra):
     if family == "attention":
         q, v = g("q"), g("v")
         yield "out", lambda: _new((q.shape[0], q.shape[1], v.shape[2]), dtype, like=q)
-    elif family == "absolute":
-        yield "out", lambda: _new(g("x").shape, dtype, like=g("x"))
     elif family == "sinusoidal":
         tokens, d = extra.pop("tokens", None), extra.pop("d", None)
         if g("x") is not None:
@@ -60,10 +58,6 @@ def _outputs(family, kw, extra):
         shape = (extra.pop("rows", 0), g("rotary_dim", 0) // 2)
         yield "cos", lambda: _new(shape, dtype)
         yield "sin", lambda: _new(shape, dtype)
-    elif family in ("rope", "mrope", "vision_rope"):
-        yield "q_out", lambda: _new(g("q").shape, dtype, like=g("q"))
-        if g("k") is not None:
-            yield "k_out", lambda: _new(g("k").shape, dtype, like=g("k"))
     elif family == "alibi":
         shape = lambda: (g("n_heads"), rows("q_positions"), rows("k_positions"))  # noqa: E731
         yield "bias", lambda: _new(shape(), dtype or "f32", like=g("q_positions"))
@@ -73,6 +67,10 @@ def _outputs(family, kw, extra):
         table = g("table")
         yield "bias", lambda: _new(
             (table.shape[1], rows("q_positions"), rows("k_positions")), dtype, like=table)
+    else:  # an output that may be its input's very view has its shape (rope, mrope, absolute, ...)
+        for output, source in _posenc.in_place_of(family).items():
+            if g(source) is not None:
+                yield output, lambda source=source: _new(g(source).shape, dtype, like=g(source))
 
 
 def _allocate(family, kw, extra):
