@@ -35,7 +35,8 @@ function(posenc_tests)
 endfunction()
 
 # posenc_plugin_library(<name> <sources...>): a kernel plugin, built as a user would build one:
-# a C99 shared library that sees include/posenc/plugin.h and DLPack, nothing else of posenc.
+# a C99 shared library that sees include/posenc/plugin.h (and plugin/<family>.h) and DLPack,
+# nothing else of posenc.
 function(posenc_plugin_library name)
   add_library(${name} MODULE ${ARGN})
   set_target_properties(${name} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 #include <vector>
 
 #include "posenc/error.h"
@@ -219,8 +220,36 @@ inline int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const c
 
 }  // namespace
 
-void check_view(const Tensor& t, std::string_view name, int rank,
-                std::initializer_list<DType> dtypes) {
+namespace {
+
+// check_view's conditions with no message built and no error path in the loops (their closures
+// cost a decode step ~8 ns per view): true when check_view would not throw.
+bool view_is_valid(const Tensor& t, int rank, std::initializer_list<DType> dtypes) {
+  if (t.rank != rank) return false;
+  bool listed = false;
+  for (DType d : dtypes) listed |= d == t.dtype;
+  if (!listed) return false;
+  int64_t numel = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (t.shape[d] < 0 || t.strides[d] < 0) return false;
+    if (__builtin_mul_overflow(numel, t.shape[d], &numel)) return false;
+  }
+  if (numel == 0) return true;
+  int64_t last = 0, step = 0, bytes = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &step)) return false;
+    if (__builtin_add_overflow(last, step, &last)) return false;
+  }
+  if (__builtin_mul_overflow(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), &bytes)) {
+    return false;
+  }
+  return t.data != nullptr;
+}
+
+// check_view's checks in order, each with its message: run only when one fails.
+[[gnu::noinline, gnu::cold]] void check_view_reporting(const Tensor& t, std::string_view name,
+                                                       int rank,
+                                                       std::initializer_list<DType> dtypes) {
   POSENC_REQUIRE(t.rank == rank, std::string(name) + ".rank", t.rank,
                  "must be " + std::to_string(rank));
   if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
@@ -247,6 +276,14 @@ void check_view(const Tensor& t, std::string_view name, int rank,
                  "must point to memory for a non-empty view");
 }
 
+}  // namespace
+
+void check_view(const Tensor& t, std::string_view name, int rank,
+                std::initializer_list<DType> dtypes) {
+  if (__builtin_expect(view_is_valid(t, rank, dtypes), 1)) return;
+  check_view_reporting(t, name, rank, dtypes);
+}
+
 void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
                       std::string_view like_name) {
   POSENC_REQUIRE(
@@ -261,6 +298,15 @@ void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected
 }
 
 void check_no_self_overlap(const Tensor& out, std::string_view name) {
+  // Row-major contiguous (each stride the product of the later extents, where the extent is > 1):
+  // no two elements meet. The common case, checked without the sort.
+  int64_t dense = 1;
+  bool row_major = true;
+  for (int d = out.rank - 1; d >= 0; --d) {
+    row_major &= out.shape[d] <= 1 || out.strides[d] == dense;
+    dense *= out.shape[d];
+  }
+  if (row_major) return;
   if (out.numel() == 0) return;
   std::array<int, kMaxRank> dims;
   int count = 0;
@@ -349,9 +395,35 @@ namespace {
               "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-// The first index whose position lies outside [lo, hi], or n.
+// The first index whose position lies outside [lo, hi], or n. Contiguous positions first take a
+// branch-free test the compiler vectorizes even for SSE2 (no 64-bit compare): if the OR of every
+// position's bits is below a power of two L ≤ hi + 1 (and lo ≤ 0), all lie in [0, L) ⊂ [lo, hi].
+// Element by element, this loop was a quarter of a 32768-key ALiBi decode call.
+// The OR of p[0, n)'s bits as unsigned (a negative position sets the top bit); AVX2 where the CPU
+// has it (twice SSE2's bytes per instruction).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define POSENC_WIDE_SCAN __attribute__((target_clones("avx2", "default")))
+#else
+#define POSENC_WIDE_SCAN
+#endif
+POSENC_WIDE_SCAN uint64_t or_of_bits(const int64_t* p, int64_t n) {
+  uint64_t all = 0;
+  for (int64_t i = 0; i < n; ++i) all |= static_cast<uint64_t>(p[i]);
+  return all;
+}
+POSENC_WIDE_SCAN uint32_t or_of_bits(const int32_t* p, int64_t n) {
+  uint32_t all = 0;
+  for (int64_t i = 0; i < n; ++i) all |= static_cast<uint32_t>(p[i]);
+  return all;
+}
+
 template <class Index>
 int64_t first_out_of_range(const Index* p, int64_t stride, int64_t n, int64_t lo, int64_t hi) {
+  if (stride == 1 && lo <= 0 && hi >= 0) {
+    if (static_cast<uint64_t>(or_of_bits(p, n)) < std::bit_floor(static_cast<uint64_t>(hi) + 1)) {
+      return n;
+    }
+  }
   for (int64_t i = 0; i < n; ++i) {
     if (p[i * stride] < lo || p[i * stride] > hi) return i;
   }

@@ -1,4 +1,4 @@
-#include <posenc/plugin.h>
+#include <posenc/plugin/absolute.h>
 
 /* out[t, c] = x[t, c] + table[positions[t], c]: a learned position table (posenc/absolute.h). */
 static int64_t position(const DLTensor* p, int64_t t) {

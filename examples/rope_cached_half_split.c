@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "checks.h"
-#include "posenc/plugin.h"
+#include "posenc/plugin/rope.h"
 
 static const float* f32_in(const DLTensor* t) { return (const float*)element_ptr(t); }
 static float* f32_out(const DLTensor* t) { return (float*)element_ptr(t); }

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "checks.h"
-#include "posenc/plugin.h"
+#include "posenc/plugin/rope.h"
 
 static const double kPi = 3.14159265358979323846;
 

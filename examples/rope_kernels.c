@@ -1,6 +1,6 @@
 /* A correct plugin: rotary embeddings (half-split and interleaved, partial rotary, inverse, keys,
  * in place, any strides; frequencies computed on the fly with no scaling or linear scaling) and
- * the sinusoidal table. Built against posenc/plugin.h only:
+ * the sinusoidal table. Built against posenc/plugin/rope.h and posenc/plugin/sinusoidal.h only:
  *
  *   cc -O2 -shared -fPIC -I<posenc>/include rope_kernels.c -o librope_kernels.so -lm
  *   posenc validate --kernel ./librope_kernels.so
@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "checks.h"
-#include "posenc/plugin.h"
+#include "posenc/plugin/rope.h"
+#include "posenc/plugin/sinusoidal.h"
 
 #ifndef ANGLE
 #define ANGLE double /* the type of ω and of the angle p·ω */

@@ -22,6 +22,10 @@
 
 namespace posenc::optimized::alibi_detail {
 
+// Direct rows are split in blocks of this many keys, so that a decode call's few rows (one query,
+// one group of heads) still give both threads work. Fixed, so items never depend on threads.
+inline constexpr int64_t kKeyBlock = 8192;
+
 // The slope of head h, by the reference's formula in fp64 (see alibi.h).
 inline double slope(int64_t h, int64_t n_heads, double max_bias) {
   const auto c = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(n_heads)));
@@ -58,7 +62,16 @@ namespace posenc::optimized::alibi_detail {
 struct Plan {
   const AlibiCall* call = nullptr;
   std::vector<double> slopes;
-  std::vector<bool> slope_is_f32;  // the fp64 slope is exactly an f32: see AlibiRowExactF32
+  std::vector<bool> slope_is_f32;   // the fp64 slope is exactly an f32: see AlibiRowExactF32
+  std::vector<bool> slope_is_pow2;  // a power of two: its f32 products are exact (any dtype)
+  // Direct rows: heads in groups whose slopes differ by exact powers of two (max_bias 8 and 64
+  // heads: 8 groups of 8); a group's first head is computed, the others are its row scaled by
+  // 2^-shift[h], exact while every value stays in the dtype's normal range (see Normal16Fits).
+  std::vector<int64_t> group_heads, group_begin;
+  std::vector<int> shift;
+  int64_t key_blocks = 1;           // per direct row: see kKeyBlock
+  bool normal_range_known = false;  // keys consecutive: max_distance bounds every |x|
+  double max_distance = 0;
   std::vector<int64_t> q_pos;
   BiasLines lines;
   bool value_lines = false;     // rows are windows of one line of values per head
@@ -71,8 +84,18 @@ struct Plan {
     for (int64_t h = 0; h < c.n_heads; ++h) {
       slopes.push_back(slope(h, c.n_heads, c.max_bias));
       slope_is_f32.push_back(static_cast<double>(static_cast<float>(slopes[h])) == slopes[h]);
+      int e = 0;
+      slope_is_pow2.push_back(std::frexp(slopes[h], &e) == 0.5);
     }
     value_lines = lines.worth_values();
+    if (lines.windows) {
+      normal_range_known = true;
+      max_distance = static_cast<double>(
+          std::max(std::abs(lines.first), std::abs(lines.first + lines.length - 1)));
+    }
+    group(c);
+    if (!value_lines)
+      key_blocks = std::max<int64_t>(1, (c.bias.shape[2] + kKeyBlock - 1) / kKeyBlock);
     if (value_lines) {
       const int64_t n = c.n_heads * lines.length;
       line_values = c.bias.dtype == DType::f32 ? static_cast<void*>(reusable<float>(n))
@@ -88,6 +111,54 @@ struct Plan {
     }
     stream = stream_bias(c.bias);
   }
+
+  // Whether every nonzero |slope·x| (1 ≤ |x| ≤ max_distance) is a normal of the bias's dtype with
+  // a factor of two to spare, so that rounding commutes with scaling by powers of two.
+  bool fits_normal(double slope) const {
+    const bool f16 = call->bias.dtype == DType::f16;
+    const double min_normal = f16 ? 0x1p-14 : 0x1p-126, max_finite = f16 ? 65504 : 0x1p127;
+    return normal_range_known && slope >= 2 * min_normal && slope * max_distance <= max_finite / 2;
+  }
+
+  // Fills group_heads, group_begin and shift: heads join the group of the largest slope with the
+  // same significand when both slopes fit the normal range; order depends only on the call.
+  void group(const AlibiCall& c) {
+    const int64_t n = c.n_heads;
+    shift.assign(static_cast<size_t>(n), 0);
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t h = 0; h < n; ++h) order[h] = h;
+    const bool can_scale = !value_lines && normal_range_known;
+    if (can_scale) {  // by significand, then largest slope first, then head
+      const auto significand = [&](int64_t h) {
+        int e = 0;
+        return std::frexp(slopes[h], &e);
+      };
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const double sa = significand(a), sb = significand(b);
+        return sa != sb ? sa < sb : slopes[a] > slopes[b];
+      });
+    }
+    for (size_t k = 0; k < order.size(); ++k) {
+      const int64_t h = order[k];
+      const bool joins = can_scale && k > 0 && !group_begin.empty() && fits_normal(slopes[h]) &&
+                         fits_normal(slopes[group_heads[group_begin.back()]]);
+      if (joins) {
+        const int64_t lead = group_heads[group_begin.back()];
+        int e_lead = 0, e_h = 0;
+        const double m_lead = std::frexp(slopes[lead], &e_lead), m_h = std::frexp(slopes[h], &e_h);
+        if (m_lead == m_h && e_lead > e_h) {
+          shift[h] = e_lead - e_h;
+          group_heads.push_back(h);
+          continue;
+        }
+      }
+      group_begin.push_back(static_cast<int64_t>(group_heads.size()));
+      group_heads.push_back(h);
+    }
+    group_begin.push_back(static_cast<int64_t>(group_heads.size()));
+  }
+
+  int64_t groups() const { return static_cast<int64_t>(group_begin.size()) - 1; }
 
   template <class Index>
   static void convert(const Index* p, int64_t stride, int64_t n, double* out) {
@@ -160,25 +231,130 @@ HWY_INLINE void AlibiRow(double slope, bool causal, int64_t n, lowp::Lane<T>* ou
   WriteRow(out, n, stream, vector_at, scalar_at);
 }
 
-// AlibiRow for an f32 bias whose slope is exactly an f32 (a power of two: every head when
-// n_heads ≤ 8) and whose distances are x0, x0 + 1, …: those are integers of magnitude ≤ 2^24,
-// exact in f32, so the f32 product slope·(−|x|) is the exact product rounded once, as the fp64
-// one converted to f32 is (its 48-bit product is exact in fp64): the same bits from f32 lanes,
-// twice as many per vector.
-HWY_INLINE void AlibiRowExactF32(float slope, bool causal, int64_t n, float* out, bool stream,
-                                 double x0) {
+// AlibiRow for distances x0, x0 + 1, … (integers of magnitude ≤ 2^24, exact in f32) when the f32
+// product slope·(−|x|) is the fp64 one rounded once to T, so f32 lanes give the same bits, twice as
+// many per vector: for an f32 bias, a slope that is exactly an f32 (its 48-bit product is exact in
+// fp64); for bf16 and f16, a slope that is a power of two (the f32 product is exact, then rounded
+// once to T). max_bias 8 gives such slopes to every head when n_heads ≤ 8.
+template <class T>
+HWY_INLINE void AlibiRowExactF32(float slope, bool causal, int64_t n, lowp::Lane<T>* out,
+                                 bool stream, double x0) {
   const auto scalar_at = [&](int64_t j) {
-    return static_cast<float>(value(slope, x0 + static_cast<double>(j), causal));
+    const float v = static_cast<float>(value(slope, x0 + static_cast<double>(j), causal));
+    if constexpr (sizeof(T) == 4) {
+      return v;
+    } else {
+      return lowp::RoundF64<T>(v);
+    }
   };
-  const hn::ScalableTag<float> df;
-  const auto vslope = hn::Set(df, slope), zero = hn::Zero(df);
-  const auto neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
-  const auto vector_at = [&](auto d, int64_t j) {
-    const auto x = hn::Iota(d, static_cast<float>(x0 + static_cast<double>(j)));
+  const auto f32_at = [&](auto df, int64_t j) {
+    const auto vslope = hn::Set(df, slope), zero = hn::Zero(df);
+    const auto x = hn::Iota(df, static_cast<float>(x0 + static_cast<double>(j)));
     auto v = hn::IfThenZeroElse(hn::Eq(x, zero), hn::Mul(vslope, hn::Neg(hn::Abs(x))));
-    return causal ? hn::IfThenElse(hn::Gt(x, zero), neg_inf, v) : v;
+    return causal ? hn::IfThenElse(hn::Gt(x, zero),
+                                   hn::Set(df, -std::numeric_limits<float>::infinity()), v)
+                  : v;
   };
+  const auto vector_at = [&](auto d, int64_t j) { return lowp::LanesAt<T>(d, j, f32_at); };
   WriteRow(out, n, stream, vector_at, scalar_at);
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// AlibiRow for a 16-bit T when every nonzero |value| of the row is a normal of T
+// (Plan::fits_normal) and the distances are x0, x0 + 1, …: the fp64 value's bits rounded straight
+// to T's, to nearest even in 64-bit lanes. Rounding through f32 to odd, as AlibiRow does, gives the
+// same bits; this skips the f32 step's checks (a quarter of the instructions).
+template <class T>
+HWY_INLINE void AlibiRowNormal16(double slope, bool causal, int64_t n, uint16_t* out, double x0) {
+  constexpr bool kBf16 = std::is_same_v<T, hwy::bfloat16_t>;
+  constexpr int kDropped = kBf16 ? 52 - 7 : 52 - 10;  // fp64's significand bits past T's
+  constexpr uint64_t kRebias = uint64_t{kBf16 ? 1023 - 127 : 1023 - 15} << (52 - kDropped);
+  const uint16_t neg_inf = kBf16 ? 0xFF80 : 0xFC00;
+  const hn::ScalableTag<double> dd;
+  const hn::RebindToUnsigned<decltype(dd)> du;
+  const hn::Rebind<uint16_t, decltype(dd)> d16;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const auto vslope = hn::Set(dd, slope), zero = hn::Zero(dd), step = hn::Set(dd, N);
+  const auto one = hn::Set(du, 1),
+             half_minus_one = hn::Set(du, (uint64_t{1} << (kDropped - 1)) - 1);
+  const auto rebias = hn::Set(du, kRebias), sign = hn::Set(du, 0x8000);
+  auto x = hn::Iota(dd, x0);
+  int64_t j = 0;
+  for (; j + N <= n; j += N, x = hn::Add(x, step)) {
+    const auto u = hn::BitCast(du, hn::Mul(vslope, hn::Abs(x)));
+    const auto rounded =
+        hn::Add(u, hn::Add(half_minus_one, hn::And(hn::ShiftRight<kDropped>(u), one)));
+    auto bits = hn::Or(hn::Sub(hn::ShiftRight<kDropped>(rounded), rebias), sign);
+    bits = hn::IfThenZeroElse(hn::RebindMask(du, hn::Eq(x, zero)), bits);  // the diagonal: +0
+    if (causal)
+      bits = hn::IfThenElse(hn::RebindMask(du, hn::Gt(x, zero)), hn::Set(du, neg_inf), bits);
+    hn::StoreU(hn::TruncateTo(d16, bits), d16, out + j);
+  }
+  for (; j < n; ++j) out[j] = lowp::RoundF64<T>(value(slope, x0 + static_cast<double>(j), causal));
+}
+#endif
+
+// dst[0, n) = src[0, n)·2^−shift, exact: every nonzero finite value is a normal of T and stays one
+// (Plan::fits_normal); zeros and −∞ are unchanged. For a 16-bit T, the exponent field's decrement.
+template <class T>
+HWY_INLINE void ScaledRow(const lowp::Lane<T>* src, lowp::Lane<T>* dst, int64_t n, int shift,
+                          bool stream) {
+  using L = lowp::Lane<T>;
+  if constexpr (sizeof(T) == 4) {
+    const float scale = std::ldexp(1.0f, -shift);
+    WriteRow(
+        dst, n, stream,
+        [&](auto d, int64_t j) { return hn::Mul(hn::LoadU(d, src + j), hn::Set(d, scale)); },
+        [&](int64_t j) { return src[j] * scale; });
+  } else {
+    constexpr uint16_t kExponent = std::is_same_v<T, hwy::bfloat16_t> ? 0x7F80 : 0x7C00;
+    const auto delta =
+        static_cast<uint16_t>(shift << (std::is_same_v<T, hwy::bfloat16_t> ? 7 : 10));
+    const auto scalar_at = [&](int64_t j) -> L {
+      const L v = src[j];
+      const bool keep = (v & 0x7FFF) == 0 || (v & kExponent) == kExponent;
+      return keep ? v : static_cast<L>(v - delta);
+    };
+    const auto vector_at = [&](auto d, int64_t j) {
+      const auto v = hn::LoadU(d, src + j);
+      const auto exponent = hn::Set(d, kExponent);
+      const auto keep = hn::Or(hn::Eq(hn::And(v, hn::Set(d, 0x7FFF)), hn::Zero(d)),
+                               hn::Eq(hn::And(v, exponent), exponent));
+      return hn::IfThenElse(keep, v, hn::Sub(v, hn::Set(d, delta)));
+    };
+    WriteRow(dst, n, stream, vector_at, scalar_at);
+  }
+}
+
+// Keys [j0, j0 + tk) of the direct row (h, i) of the bias.
+template <class T>
+HWY_INLINE void DirectRow(const Plan& plan, int64_t h, int64_t i, int64_t j0, int64_t tk) {
+  const AlibiCall& call = *plan.call;
+  const Tensor& bias = call.bias;
+  lowp::Lane<T>* out = bias.as<lowp::Lane<T>>() + bias.offset(h, i, j0);
+  // x = k_pos − q_pos, exact in fp64: positions lie in [0, 2^24].
+  if (plan.lines.windows) {  // consecutive keys: x = first + start + j
+    const double x0 = static_cast<double>(plan.lines.first + plan.lines.start[i] + j0);
+    if (sizeof(T) == 4 ? plan.slope_is_f32[h] : plan.slope_is_pow2[h]) {
+      return AlibiRowExactF32<T>(static_cast<float>(plan.slopes[h]), call.causal, tk, out,
+                                 plan.stream, x0);
+    }
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (sizeof(T) == 2) {
+      if (!plan.stream && plan.fits_normal(plan.slopes[h])) {
+        return AlibiRowNormal16<T>(plan.slopes[h], call.causal, tk, out, x0);
+      }
+    }
+#endif
+    AlibiRow<T>(plan.slopes[h], call.causal, tk, out, 1, plan.stream,
+                [x0](auto d, int64_t at) { return hn::Iota(d, x0 + static_cast<double>(at)); });
+  } else {
+    const double qp = static_cast<double>(plan.q_pos[i]);
+    AlibiRow<T>(plan.slopes[h], call.causal, tk, out, bias.strides[2], plan.stream,
+                [&](auto d, int64_t at) {
+                  return hn::Sub(hn::LoadU(d, plan.k_pos + j0 + at), hn::Set(d, qp));
+                });
+  }
 }
 
 // Items [begin, end): the heads' lines when `lines`, else the bias rows (row = h·tq + i), as
@@ -192,12 +368,10 @@ void AlibiPartOf(const Plan& plan, bool lines, int64_t begin, int64_t end) {
   if (lines) {  // line_h[x] for distances first, first + 1, …: an iota
     const double first = static_cast<double>(plan.lines.first);
     for (int64_t h = begin; h < end; ++h) {
-      if constexpr (sizeof(T) == 4) {
-        if (plan.slope_is_f32[h]) {
-          AlibiRowExactF32(static_cast<float>(plan.slopes[h]), call.causal, plan.lines.length,
-                           line_values + h * plan.lines.length, /*stream=*/false, first);
-          continue;
-        }
+      if (sizeof(T) == 4 ? plan.slope_is_f32[h] : plan.slope_is_pow2[h]) {
+        AlibiRowExactF32<T>(static_cast<float>(plan.slopes[h]), call.causal, plan.lines.length,
+                            line_values + h * plan.lines.length, /*stream=*/false, first);
+        continue;
       }
       AlibiRow<T>(
           plan.slopes[h], call.causal, plan.lines.length, line_values + h * plan.lines.length, 1,
@@ -210,28 +384,18 @@ void AlibiPartOf(const Plan& plan, bool lines, int64_t begin, int64_t end) {
     CopyWindows(plan.lines, static_cast<const L*>(line_values), bias, begin, end, plan.stream);
     return;
   }
+  // Items are (group, query, block of keys): the group's first head is computed, the others
+  // scaled from it.
   const int64_t tq = bias.shape[1], tk = bias.shape[2];
-  for (int64_t row = begin; row < end; ++row) {
-    const int64_t h = row / tq, i = row % tq;
-    L* out = bias.as<L>() + bias.offset(h, i, 0);
-    // x = k_pos − q_pos, exact in fp64: positions lie in [0, 2^24].
-    if (plan.lines.windows) {  // consecutive keys: x = first + start + j
-      const double x0 = static_cast<double>(plan.lines.first + plan.lines.start[i]);
-      if constexpr (sizeof(T) == 4) {
-        if (plan.slope_is_f32[h]) {
-          AlibiRowExactF32(static_cast<float>(plan.slopes[h]), call.causal, tk, out, plan.stream,
-                           x0);
-          continue;
-        }
-      }
-      AlibiRow<T>(plan.slopes[h], call.causal, tk, out, 1, plan.stream,
-                  [x0](auto d, int64_t at) { return hn::Iota(d, x0 + static_cast<double>(at)); });
-    } else {
-      const double qp = static_cast<double>(plan.q_pos[i]);
-      AlibiRow<T>(plan.slopes[h], call.causal, tk, out, bias.strides[2], plan.stream,
-                  [&](auto d, int64_t at) {
-                    return hn::Sub(hn::LoadU(d, plan.k_pos + at), hn::Set(d, qp));
-                  });
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t row = item / plan.key_blocks, g = row / tq, i = row % tq;
+    const int64_t j0 = item % plan.key_blocks * kKeyBlock, n = std::min(kKeyBlock, tk - j0);
+    const int64_t lead = plan.group_heads[plan.group_begin[g]];
+    DirectRow<T>(plan, lead, i, j0, n);
+    const L* src = bias.as<L>() + bias.offset(lead, i, j0);
+    for (int64_t k = plan.group_begin[g] + 1; k < plan.group_begin[g + 1]; ++k) {
+      const int64_t h = plan.group_heads[k];
+      ScaledRow<T>(src, bias.as<L>() + bias.offset(h, i, j0), n, plan.shift[h], plan.stream);
     }
   }
   if (plan.stream) hwy::FlushStream();
@@ -263,9 +427,14 @@ namespace {
 void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
   call.validate();
   const int64_t heads = call.n_heads, tq = call.bias.shape[1], tk = call.bias.shape[2];
-  // About a quarter nanosecond per element written.
-  const int parts = plan_parts(call.threads, heads * tq, 0.25 * static_cast<double>(tk));
   const alibi_detail::Plan plan(call);
+  // One item per (group of heads, query, block of keys); groups are single heads and a row one
+  // block unless rows are computed directly (decoding: few rows, which both threads then share).
+  // About a quarter nanosecond per element written.
+  const int64_t items = plan.groups() * tq * plan.key_blocks;
+  const int parts = plan_parts(call.threads, items,
+                               0.25 * static_cast<double>(heads * tq) * static_cast<double>(tk) /
+                                   static_cast<double>(std::max<int64_t>(items, 1)));
   if (call.slopes) {
     for (int64_t h = 0; h < heads; ++h) store(*call.slopes, call.slopes->offset(h), plan.slopes[h]);
   }
@@ -275,7 +444,7 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
     parallel_for(heads, plan_parts(call.threads, heads, per_line),
                  [&](Range r) { part(plan, true, r.begin, r.end); });
   }
-  parallel_for(heads * tq, parts, [&](Range r) { part(plan, false, r.begin, r.end); });
+  parallel_for(items, parts, [&](Range r) { part(plan, false, r.begin, r.end); });
 }
 
 }  // namespace

@@ -105,7 +105,8 @@ TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
 
 TEST(OptimizedAlibi, BitwiseIdenticalForEveryThreadCount) {
   for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
-                         Shape{8, 64, 2048, true, PositionPattern::wide}}) {
+                         Shape{8, 64, 2048, true, PositionPattern::wide},
+                         Shape{8, 1, 65'537, false}, Shape{64, 1, 20'001, true}}) {  // key blocks
     expect_bitwise_for_thread_counts(alibi().front(), problem(s, 11));
   }
 }
@@ -170,10 +171,36 @@ TEST(OptimizedAlibi, HalfPrecisionRoundsOnceWhereRoundingViaF32WouldNot) {
   }
 }
 
+// Decoding with many heads: heads whose slopes differ by a power of two (max_bias 8 and 64 heads:
+// 8 groups; 24 heads: 2^(-k/3)) are one computed row scaled, and the 16-bit rows round the fp64
+// value straight to their dtype. Both hold only inside the dtype's normal range: f16 distances
+// past 65504·2^k, and max_bias 300's subnormal products, must fall back to computing each row.
+TEST(OptimizedAlibi, ScaledHeadGroupsAreBitwiseTheReference) {
+  uint64_t seed = 300;
+  for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    for (bool causal : {false, true}) {
+      for (int64_t heads : {24, 64}) {
+        for (double max_bias : {8.0, 300.0}) {
+          for (int64_t tq : {1, 2}) {
+            Shape s{heads, tq, 300, causal};
+            s.max_bias = max_bias;
+            s.dtype = dtype;
+            expect_every_target_matches(alibi(), problem(s, seed++));
+          }
+        }
+      }
+      // f16: the largest slopes (2^-1/2) overflow past key 92'639, the smallest (2^-8) do not.
+      Shape far{16, 1, 120'000, causal};
+      far.dtype = dtype;
+      expect_every_target_matches(alibi(), problem(far, seed++));
+    }
+  }
+}
+
 TEST(OptimizedAlibi, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
   for (DType dtype : {DType::bf16, DType::f16}) {
     for (Shape s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
-                    Shape{8, 64, 2048, true, PositionPattern::wide}}) {
+                    Shape{8, 64, 2048, true, PositionPattern::wide}, Shape{64, 1, 20'001, false}}) {
       s.dtype = dtype;
       expect_bitwise_for_thread_counts(alibi().front(), problem(s, 12));
     }

@@ -22,6 +22,7 @@ Angles split(const Frequencies& f) {
     a.hi[i] = hi;
     a.lo[i] = omega - hi;  // exact: the cleared bits
     a.max_omega = std::max(a.max_omega, omega);
+    a.tiny_omega = a.tiny_omega || a.hi[i] + a.lo[i] < 0x1p-60;
   }
   a.attention_factor = f.attention_factor;
   return a;

@@ -24,6 +24,7 @@ struct Angles {
   int64_t count = 0;           // frequencies
   std::vector<double> hi, lo;  // ω = hi + lo, padded with zeros to a multiple of kAnglePad
   double max_omega = 0;
+  bool tiny_omega = false;  // some ω = hi + lo below 2⁻⁶⁰ (rope guards its outputs then)
   double attention_factor = 1;
 
   int64_t padded() const { return static_cast<int64_t>(hi.size()); }

@@ -10,6 +10,7 @@
 #define POSENC_OPTIMIZED_BIAS_LINES_SHARED
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "posenc/tensor.h"
@@ -22,6 +23,23 @@ inline bool stream_bias(const Tensor& bias) {
   return bias.strides[2] == 1 &&
          bias.numel() * static_cast<int64_t>(dtype_size(bias.dtype)) > (int64_t{16} << 20);
 }
+
+// The OR of p[j] ^ (p[0] + j) for j < n: zero when the positions are consecutive. Branch-free, so
+// the compiler vectorizes it; AVX2 where the CPU has it (element by element, this scan was a fifth
+// of a 32768-key decode call).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define POSENC_WIDE_SCAN __attribute__((target_clones("avx2", "default")))
+#else
+#define POSENC_WIDE_SCAN
+#endif
+template <class Index>
+POSENC_WIDE_SCAN inline std::make_unsigned_t<Index> drift(const Index* p, int64_t n) {
+  using Bits = std::make_unsigned_t<Index>;
+  Bits differs = 0;
+  for (int64_t j = 1; j < n; ++j) differs |= static_cast<Bits>(p[j]) ^ static_cast<Bits>(p[0] + j);
+  return differs;
+}
+#undef POSENC_WIDE_SCAN
 
 // Whether rows are windows of per-head lines (keys consecutive, output rows contiguous) and where
 // each row's window starts.
@@ -56,6 +74,7 @@ struct BiasLines {
  private:
   template <class Index>
   static bool is_consecutive(const Index* p, int64_t stride, int64_t n) {
+    if (stride == 1) return n == 0 || drift(p, n) == 0;
     for (int64_t j = 1; j < n; ++j) {
       if (p[j * stride] != p[0] + j) return false;
     }

@@ -1,6 +1,7 @@
-// attention's C arguments (posenc_attention_args, posenc/plugin.h): its views by their view-table
-// names (Tensors), its parameters as they are, in the C struct's order.
+// attention's C arguments (posenc_attention_args, posenc/plugin/attention.h): its views by their
+// view-table names (Tensors), its parameters as they are, in the C struct's order.
 #include "plugin/marshal.h"
+#include "posenc/plugin/attention.h"
 
 namespace posenc::plugin {
 
@@ -18,23 +19,23 @@ static_assert(POSENC_VARIANT_ATTENTION_CAUSAL == variant::attention_causal &&
 static_assert(POSENC_MASK_NONE == static_cast<int>(Mask::none) &&
               POSENC_MASK_CAUSAL == static_cast<int>(Mask::causal));
 
-posenc_attention_args c_args(AttentionCall& c, Tensors& t) {
-  return {.q = t(c.q),
-          .k = t(c.k),
-          .v = t(c.v),
-          .out = t(c.out),
-          .mask = static_cast<int32_t>(c.mask),
-          .q_positions = t(c.q_positions),
-          .k_positions = t(c.k_positions),
-          .bias = t(c.bias),
-          .scale = c.scale,
-          .window_left = c.window_left,
-          .softcap = c.softcap,
-          .threads = c.threads,
-          .lse = t(c.lse),
-          .chunk_size = c.chunk_size,
-          .sinks = t(c.sinks),
-          .alibi_slopes = t(c.alibi_slopes)};
+const void* c_args(AttentionCall& c, Tensors& t) {
+  return t.block().put(posenc_attention_args{.q = t(c.q),
+                                             .k = t(c.k),
+                                             .v = t(c.v),
+                                             .out = t(c.out),
+                                             .mask = static_cast<int32_t>(c.mask),
+                                             .q_positions = t(c.q_positions),
+                                             .k_positions = t(c.k_positions),
+                                             .bias = t(c.bias),
+                                             .scale = c.scale,
+                                             .window_left = c.window_left,
+                                             .softcap = c.softcap,
+                                             .threads = c.threads,
+                                             .lse = t(c.lse),
+                                             .chunk_size = c.chunk_size,
+                                             .sinks = t(c.sinks),
+                                             .alibi_slopes = t(c.alibi_slopes)});
 }
 
 }  // namespace posenc::plugin

@@ -75,9 +75,8 @@ void run_kernel(const Source& source, Host& host, const Call& call, uint32_t cal
   Call copy = call;
   Block block(host.memory());
   Tensors tensors(host.memory(), block, copy);
-  const auto args = c_args(copy, tensors);
+  const void* shared_args = c_args(copy, tensors);
   tensors.map();
-  const auto* shared_args = block.put(args);
   const Isolated isolated =
       host.call(source, shared_args, tensors.mirror().accessible(), block.chunks(), calls);
   if (isolated.status == Isolated::Status::timed_out) ++host.hangs();

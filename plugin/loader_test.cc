@@ -10,6 +10,7 @@
 
 #include "posenc/error.h"
 #include "posenc/plugin.h"
+#include "posenc/plugin/attention.h"
 #include "properties/arena.h"
 #include "properties/harness.h"
 #include "properties/property.h"

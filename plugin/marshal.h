@@ -74,8 +74,9 @@ class Tensors {
 
 posenc_rope_scaling c_scaling(const RopeScaling& scaling, Block& block);
 
-// One per family, in plugin/<family>_args.cc: the call's fields in its C struct's order.
-#define POSENC_FAMILY(name, Call, NAME) posenc_##name##_args c_args(Call& call, Tensors& tensors);
+// One per family, in plugin/<family>_args.cc: the call's fields in its C struct's order, put in
+// the tensors' shared block (where the child reads them).
+#define POSENC_FAMILY(name, Call, NAME) const void* c_args(Call& call, Tensors& tensors);
 #include "posenc/families.inc"
 
 }  // namespace posenc::plugin

@@ -1,6 +1,7 @@
-// rope's C arguments (posenc_rope_args, posenc/plugin.h): its views by their view-table names
+// rope's C arguments (posenc_rope_args, posenc/plugin/rope.h): its views by their view-table names
 // (Tensors), its parameters as they are, in the C struct's order.
 #include "plugin/marshal.h"
+#include "posenc/plugin/rope.h"
 
 namespace posenc::plugin {
 
@@ -14,20 +15,20 @@ static_assert(POSENC_VARIANT_ROPE_HALF_SPLIT == variant::rope_half_split &&
 static_assert(POSENC_LAYOUT_HALF_SPLIT == static_cast<int>(RopeLayout::half_split) &&
               POSENC_LAYOUT_INTERLEAVED == static_cast<int>(RopeLayout::interleaved));
 
-posenc_rope_args c_args(RopeCall& c, Tensors& t) {
-  return {.q = t(c.q),
-          .q_out = t(c.q_out),
-          .k = t(c.k),
-          .k_out = t(c.k_out),
-          .positions = t(c.positions),
-          .rotary_dim = c.rotary_dim,
-          .layout = static_cast<int32_t>(c.layout),
-          .inverse = c.inverse,
-          .base = c.base,
-          .scaling = c_scaling(c.scaling, t.block()),
-          .cos = t(c.cos),
-          .sin = t(c.sin),
-          .threads = c.threads};
+const void* c_args(RopeCall& c, Tensors& t) {
+  return t.block().put(posenc_rope_args{.q = t(c.q),
+                                        .q_out = t(c.q_out),
+                                        .k = t(c.k),
+                                        .k_out = t(c.k_out),
+                                        .positions = t(c.positions),
+                                        .rotary_dim = c.rotary_dim,
+                                        .layout = static_cast<int32_t>(c.layout),
+                                        .inverse = c.inverse,
+                                        .base = c.base,
+                                        .scaling = c_scaling(c.scaling, t.block()),
+                                        .cos = t(c.cos),
+                                        .sin = t(c.sin),
+                                        .threads = c.threads});
 }
 
 }  // namespace posenc::plugin

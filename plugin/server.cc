@@ -14,6 +14,7 @@
 #include "plugin/isolate.h"
 #include "plugin/loader.h"
 #include "posenc/kernel.h"
+#include "posenc/plugin/attention.h"  // version 1's struct
 
 namespace posenc::plugin {
 

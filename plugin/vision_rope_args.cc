@@ -1,6 +1,7 @@
-// vision_rope's C arguments (posenc_vision_rope_args, posenc/plugin.h): its views by their
-// view-table names (Tensors), its parameters as they are, in the C struct's order.
+// vision_rope's C arguments (posenc_vision_rope_args, posenc/plugin/vision_rope.h): its views by
+// their view-table names (Tensors), its parameters as they are, in the C struct's order.
 #include "plugin/marshal.h"
+#include "posenc/plugin/vision_rope.h"
 
 namespace posenc::plugin {
 
@@ -19,20 +20,20 @@ static_assert(POSENC_VISION_ROPE_AXIAL == static_cast<int>(VisionRopeConvention:
               POSENC_VISION_ROW_FIRST == static_cast<int>(VisionAxisOrder::row_first) &&
               POSENC_VISION_COLUMN_FIRST == static_cast<int>(VisionAxisOrder::column_first));
 
-posenc_vision_rope_args c_args(VisionRopeCall& c, Tensors& t) {
-  return {.q = t(c.q),
-          .q_out = t(c.q_out),
-          .k = t(c.k),
-          .k_out = t(c.k_out),
-          .positions = t(c.positions),
-          .rotary_dim = c.rotary_dim,
-          .convention = static_cast<int32_t>(c.convention),
-          .axis_order = static_cast<int32_t>(c.axis_order),
-          .position_offset = c.position_offset,
-          .layout = static_cast<int32_t>(c.layout),
-          .inverse = c.inverse,
-          .base = c.base,
-          .threads = c.threads};
+const void* c_args(VisionRopeCall& c, Tensors& t) {
+  return t.block().put(posenc_vision_rope_args{.q = t(c.q),
+                                               .q_out = t(c.q_out),
+                                               .k = t(c.k),
+                                               .k_out = t(c.k_out),
+                                               .positions = t(c.positions),
+                                               .rotary_dim = c.rotary_dim,
+                                               .convention = static_cast<int32_t>(c.convention),
+                                               .axis_order = static_cast<int32_t>(c.axis_order),
+                                               .position_offset = c.position_offset,
+                                               .layout = static_cast<int32_t>(c.layout),
+                                               .inverse = c.inverse,
+                                               .base = c.base,
+                                               .threads = c.threads});
 }
 
 }  // namespace posenc::plugin

@@ -45,20 +45,20 @@ std::vector<Tensor> outputs(const Call& call) {
 }
 
 // Per family (defined in properties/<family>.cc):
-//   Comparison compare(const Call& expected, const Call& got, double bound);
-//     or, for a family whose calls may overwrite their inputs (in place) while its tolerance unit
-//     reads them: Comparison compare(const Call& input, const Call& expected, const Call& got,
-//     double bound), with `input` a fresh, never-run build of the same problem (declared below);
+//   Comparison compare(const Call& expected, const Call& got, const Bound& bound);
+//     or, for a family whose tolerance unit reads inputs its calls may overwrite (in place), which
+//     says so with `static constexpr bool kUnitReadsInputs = true;` in its Call:
+//     Comparison compare(const Call& input, const Call& expected, const Call& got,
+//     const Bound& bound), with `input` a fresh, never-run build of the same problem;
 //   std::vector<Problem<Call>> smoke_problems();
-#define POSENC_FAMILY(name, Call, NAME) \
-  Comparison compare(const Call& expected, const Call& got, const Bound& bound);
+#define POSENC_FAMILY(name, Call, NAME)                                          \
+  Comparison compare(const Call& expected, const Call& got, const Bound& bound); \
+  Comparison compare(const Call& input, const Call& expected, const Call& got, const Bound& bound);
 #include "posenc/families.inc"
-Comparison compare(const RopeCall& input, const RopeCall& expected, const RopeCall& got,
-                   const Bound& bound);
-Comparison compare(const MropeCall& input, const MropeCall& expected, const MropeCall& got,
-                   const Bound& bound);
-Comparison compare(const VisionRopeCall& input, const VisionRopeCall& expected,
-                   const VisionRopeCall& got, const Bound& bound);
+template <class Call>
+inline constexpr bool unit_reads_inputs = requires {
+  requires Call::kUnitReadsInputs;
+};
 template <class Call>
 std::vector<Problem<Call>> smoke_problems();
 
@@ -119,7 +119,7 @@ struct Outcome {
 template <class Call>
 Comparison compare_outputs(const Problem<Call>& problem, const Call& expected, const Call& got,
                            const Bound& bound) {
-  if constexpr (requires { compare(expected, expected, got, bound); }) {
+  if constexpr (unit_reads_inputs<Call>) {
     Arena arena;
     return compare(problem.build(arena), expected, got, bound);
   } else {

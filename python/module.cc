@@ -39,16 +39,11 @@ py::handle error_class;
 
 // ---- Call fields from Python values, and back ----
 
-constexpr std::initializer_list<const char*> kLayouts = {"half_split", "interleaved"};
-constexpr std::initializer_list<const char*> kMasks = {"none", "causal"};
-constexpr std::initializer_list<const char*> kConventions = {"sectioned", "interleaved"};
-constexpr std::initializer_list<const char*> kScalings = {
-    "none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
-
 // An enum field is its name in Python ("half_split"). A value the enum does not name (bad input
 // the harness makes) is its integer, both ways, so that the callable sees it and must reject it.
 template <class Enum>
-Enum enum_of(const char* name, py::handle value, std::initializer_list<const char*> names) {
+Enum enum_of(const char* name, py::handle value) {
+  static constexpr auto names = enum_names(Enum{});
   if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value))
     return static_cast<Enum>(py::cast<int>(value));
   if (py::isinstance<py::str>(value)) {
@@ -65,9 +60,10 @@ Enum enum_of(const char* name, py::handle value, std::initializer_list<const cha
 }
 
 template <class Enum>
-py::object enum_name(Enum value, std::initializer_list<const char*> names) {
+py::object enum_name(Enum value) {
+  static constexpr auto names = enum_names(Enum{});
   const auto i = static_cast<size_t>(value);
-  if (i < names.size()) return py::str(names.begin()[i]);
+  if (i < names.size()) return py::str(names[i]);
   return py::int_(i);
 }
 
@@ -103,14 +99,10 @@ void from_python(const char* name, py::handle value, Number& field, Role) {
     field = py::cast<Number>(value);
   }
 }
-void from_python(const char* name, py::handle value, RopeLayout& field, Role) {
-  field = enum_of<RopeLayout>(name, value, kLayouts);
-}
-void from_python(const char* name, py::handle value, Mask& field, Role) {
-  field = enum_of<Mask>(name, value, kMasks);
-}
-void from_python(const char* name, py::handle value, MropeConvention& field, Role) {
-  field = enum_of<MropeConvention>(name, value, kConventions);
+template <class Enum>
+requires std::is_enum_v<Enum>
+void from_python(const char* name, py::handle value, Enum& field, Role) {
+  field = enum_of<Enum>(name, value);
 }
 // mrope_section: a sequence of three ints.
 void from_python(const char* name, py::handle value, std::array<int64_t, 3>& field, Role role) {
@@ -146,12 +138,9 @@ template <class Number>
 requires std::is_arithmetic_v<Number> py::object to_python(const char*, Number value, ArrayCache&) {
   return py::cast(value);
 }
-py::object to_python(const char*, RopeLayout value, ArrayCache&) {
-  return enum_name(value, kLayouts);
-}
-py::object to_python(const char*, Mask value, ArrayCache&) { return enum_name(value, kMasks); }
-py::object to_python(const char*, MropeConvention value, ArrayCache&) {
-  return enum_name(value, kConventions);
+template <class Enum>
+requires std::is_enum_v<Enum> py::object to_python(const char*, Enum value, ArrayCache&) {
+  return enum_name(value);
 }
 py::object to_python(const char*, const std::array<int64_t, 3>& value, ArrayCache&) {
   return py::make_tuple(value[0], value[1], value[2]);
@@ -601,9 +590,9 @@ void bind_scaling(py::module_& m) {
                           "RopeScaling(kind=\"yarn\", factor=4, original_max_position=4096, ...)")
       .def(py::init([](const py::kwargs& kwargs) { return scaling_of(kwargs); }))
       .def_property(
-          "kind", [](const RopeScaling& s) { return enum_name(s.kind, kScalings); },
+          "kind", [](const RopeScaling& s) { return enum_name(s.kind); },
           [](RopeScaling& s, py::handle kind) {
-            s.kind = enum_of<RopeScalingKind>("scaling.kind", kind, kScalings);
+            s.kind = enum_of<RopeScalingKind>("scaling.kind", kind);
           })
       .def_readwrite("factor", &RopeScaling::factor)
       .def_readwrite("alpha", &RopeScaling::alpha)

@@ -70,6 +70,7 @@
 namespace posenc {
 
 enum class Mask : uint8_t { none, causal };
+constexpr std::array<const char*, 2> enum_names(Mask) { return {"none", "causal"}; }
 
 namespace variant {
 inline constexpr uint64_t attention_causal = kFamilyVariant0 << 0;

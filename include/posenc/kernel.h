@@ -34,6 +34,10 @@ inline constexpr uint64_t in_place = 1u << 4;  // output is the same view as an 
 inline constexpr uint64_t kFamilyVariant0 = 1u << 8;
 }  // namespace variant
 
+// An enum parameter of a Call names its values, in order, with a function found by argument-
+// dependent lookup: constexpr std::array<const char*, N> enum_names(Enum) (the Python module
+// reads them).
+//
 // A variant bit and its name, as reports and the Python module spell it. Each Call names its own
 // bits once, beside its views:  static constexpr std::array<VariantName, N> variant_table();
 // (empty for a family without any). The shared bits are named here and in conventions.h.

@@ -48,6 +48,9 @@
 namespace posenc {
 
 enum class MropeConvention : uint8_t { sectioned, interleaved };
+constexpr std::array<const char*, 2> enum_names(MropeConvention) {
+  return {"sectioned", "interleaved"};
+}
 const char* convention_name(MropeConvention convention);
 
 namespace variant {
@@ -62,6 +65,8 @@ inline constexpr uint64_t mrope_cycled = kFamilyVariant0 << 6;     // Qwen3-VL's
 
 struct MropeCall {
   static constexpr Family kFamily = Family::mrope;
+  // Its tolerance unit reads the input pair, which an in-place call overwrites.
+  static constexpr bool kUnitReadsInputs = true;
 
   Tensor q, q_out;
   std::optional<Tensor> k, k_out;

@@ -12,8 +12,8 @@
  *
  * Conventions, for every family:
  *  - The semantics, shapes and tolerance unit of family F are those of posenc's
- *    include/posenc/F.h; each argument struct below mirrors that header's Call struct field by
- *    field.
+ *    include/posenc/F.h; its argument struct, in posenc/plugin/F.h (include it for each family
+ *    the library has kernels for), mirrors that header's Call struct field by field.
  *  - Tensors are DLTensors in CPU memory. Shapes and strides count elements; posenc always sets
  *    strides (views may be padded, permuted or sliced) and passes byte_offset 0 (add it anyway,
  *    as engines may not). Float tensors are f32, or bf16 ({kDLBfloat, 16, 1}) and f16
@@ -73,58 +73,13 @@ enum {
 
 /* ---- Variant bits (the values of posenc::variant) ----
  * A kernel declares every variant it handles. Bits up to 1 << 7 mean the same in every family;
- * from 1 << 8 up each family has its own. posenc runs a problem on a kernel only when the kernel
- * declares every bit the problem needs. */
+ * from 1 << 8 up each family has its own (posenc/plugin/<family>.h). posenc runs a problem on a
+ * kernel only when the kernel declares every bit the problem needs. */
 #define POSENC_VARIANT_F32 ((uint64_t)1 << 0)
 #define POSENC_VARIANT_BF16 ((uint64_t)1 << 1)
 #define POSENC_VARIANT_F16 ((uint64_t)1 << 2)
 #define POSENC_VARIANT_STRIDED ((uint64_t)1 << 3)  /* a view that is not row-major contiguous */
 #define POSENC_VARIANT_IN_PLACE ((uint64_t)1 << 4) /* an output is the same view as its input */
-
-#define POSENC_VARIANT_ATTENTION_CAUSAL ((uint64_t)1 << 8)
-#define POSENC_VARIANT_ATTENTION_BIAS ((uint64_t)1 << 9)
-#define POSENC_VARIANT_ATTENTION_GQA ((uint64_t)1 << 10) /* hq != hkv */
-#define POSENC_VARIANT_ATTENTION_POSITIONS ((uint64_t)1 << 11)
-#define POSENC_VARIANT_ATTENTION_WINDOW ((uint64_t)1 << 12)  /* window_left >= 0 */
-#define POSENC_VARIANT_ATTENTION_SOFTCAP ((uint64_t)1 << 13) /* softcap > 0 */
-#define POSENC_VARIANT_ATTENTION_LSE ((uint64_t)1 << 14)     /* lse given (version 3) */
-#define POSENC_VARIANT_ATTENTION_CHUNKED ((uint64_t)1 << 15) /* chunk_size > 0 (version 3) */
-#define POSENC_VARIANT_ATTENTION_SINKS ((uint64_t)1 << 16)   /* sinks given (version 3) */
-#define POSENC_VARIANT_ATTENTION_ALIBI ((uint64_t)1 << 17)   /* alibi_slopes given (version 3) */
-
-#define POSENC_VARIANT_SINUSOIDAL_ADD ((uint64_t)1 << 8)       /* x given */
-#define POSENC_VARIANT_SINUSOIDAL_POSITIONS ((uint64_t)1 << 9) /* positions given */
-
-#define POSENC_VARIANT_ROPE_HALF_SPLIT ((uint64_t)1 << 8)
-#define POSENC_VARIANT_ROPE_INTERLEAVED ((uint64_t)1 << 9)
-#define POSENC_VARIANT_ROPE_PARTIAL ((uint64_t)1 << 10) /* rotary_dim < head_dim */
-#define POSENC_VARIANT_ROPE_INVERSE ((uint64_t)1 << 11)
-#define POSENC_VARIANT_ROPE_CACHED ((uint64_t)1 << 12) /* cos/sin given, else on the fly */
-#define POSENC_VARIANT_ROPE_KEY ((uint64_t)1 << 13)    /* k given */
-
-#define POSENC_VARIANT_ALIBI_CAUSAL ((uint64_t)1 << 8)
-#define POSENC_VARIANT_ALIBI_SLOPES ((uint64_t)1 << 9) /* slopes output requested */
-
-#define POSENC_VARIANT_T5_BIDIRECTIONAL ((uint64_t)1 << 8)
-#define POSENC_VARIANT_T5_CAUSAL ((uint64_t)1 << 9)
-
-#define POSENC_VARIANT_MROPE_HALF_SPLIT ((uint64_t)1 << 8)
-#define POSENC_VARIANT_MROPE_INTERLEAVED ((uint64_t)1 << 9) /* pair layout (2i, 2i + 1) */
-#define POSENC_VARIANT_MROPE_PARTIAL ((uint64_t)1 << 10)    /* rotary_dim < head_dim */
-#define POSENC_VARIANT_MROPE_INVERSE ((uint64_t)1 << 11)
-#define POSENC_VARIANT_MROPE_KEY ((uint64_t)1 << 12)       /* k given */
-#define POSENC_VARIANT_MROPE_SECTIONED ((uint64_t)1 << 13) /* Qwen2-VL, Qwen2.5-VL */
-#define POSENC_VARIANT_MROPE_CYCLED ((uint64_t)1 << 14)    /* Qwen3-VL's interleaved axes */
-
-#define POSENC_VARIANT_VISION_ROPE_HALF_SPLIT ((uint64_t)1 << 8)
-#define POSENC_VARIANT_VISION_ROPE_INTERLEAVED ((uint64_t)1 << 9)   /* pairs (2i, 2i + 1) */
-#define POSENC_VARIANT_VISION_ROPE_PARTIAL ((uint64_t)1 << 10)      /* rotary_dim < head_dim */
-#define POSENC_VARIANT_VISION_ROPE_INVERSE ((uint64_t)1 << 11)
-#define POSENC_VARIANT_VISION_ROPE_KEY ((uint64_t)1 << 12)          /* k given */
-#define POSENC_VARIANT_VISION_ROPE_AXIAL ((uint64_t)1 << 13)        /* Qwen2-VL, Llama 4 */
-#define POSENC_VARIANT_VISION_ROPE_PIXTRAL ((uint64_t)1 << 14)      /* odd ω, second axis */
-#define POSENC_VARIANT_VISION_ROPE_COLUMN_FIRST ((uint64_t)1 << 15) /* Llama 4 */
-#define POSENC_VARIANT_VISION_ROPE_OFFSET ((uint64_t)1 << 16)       /* position_offset != 0 */
 
 /* Scaling kinds of the rope families (posenc::RopeScalingKind), and their variant bits: a rope,
  * rope_cache or rope_frequencies kernel declares each scaling it implements (on-the-fly rope
@@ -183,51 +138,13 @@ static inline int posenc_reject(posenc_error* error, const char* argument, doubl
 }
 
 /* ---- Arguments, one struct per family (posenc::<Family>Call) ----
- * Booleans are int32_t 0 or 1. `threads` is the requested thread count, 0 for the default. */
+ * Each is defined, with the family's variant bits and constants, in posenc/plugin/<family>.h:
+ * a library includes the headers of the families it has kernels for. Booleans are int32_t 0 or
+ * 1. `threads` is the requested thread count, 0 for the default. */
+#define POSENC_FAMILY(name, Call, NAME) typedef struct posenc_##name##_args posenc_##name##_args;
+#include "posenc/families.inc"
 
-enum { POSENC_MASK_NONE = 0, POSENC_MASK_CAUSAL = 1 };
-
-typedef struct posenc_attention_args {
-  const DLTensor* q;           /* [tq, hq, d] */
-  const DLTensor* k;           /* [tk, hkv, d] */
-  const DLTensor* v;           /* [tk, hkv, dv] */
-  const DLTensor* out;         /* [tq, hq, dv] */
-  int32_t mask;                /* POSENC_MASK_* */
-  const DLTensor* q_positions; /* optional, int [tq]; read when causal, windowed, chunked, ALiBi */
-  const DLTensor* k_positions; /* optional, int [tk] */
-  const DLTensor* bias;        /* optional, [hq, tq, tk] */
-  double scale;                /* NaN means 1/sqrt(d) */
-  int64_t window_left;         /* -1: none; key j visible iff q_pos - k_pos[j] <= window_left */
-  double softcap;              /* 0: none; logit = softcap * tanh(scale * q.k / softcap), + bias */
-  int32_t threads;
-  /* Version 3. Optional out, f32 [tq, hq]: the NATURAL log of each row's softmax denominator,
-   * sum_j exp(score_j) over the keys it sees (FlashAttention's softmax_lse; FlashInfer's is log2);
-   * -inf for a row that sees no key. */
-  const DLTensor* lse;
-  /* Version 3 (appended: a version-2 kernel reads the struct's first part as its own) */
-  int64_t chunk_size;           /* 0: none; key j visible iff q_pos / chunk_size == k_pos[j] /
-                                   chunk_size, floor division (Llama 4) */
-  const DLTensor* sinks;        /* optional f32 [hq]: a logit per query head in the softmax's
-                                   denominator only, used as given (GPT-OSS); -inf: none */
-  const DLTensor* alibi_slopes; /* optional f32 [hq]: adds (float)(slope * -|q_pos - k_pos|)
-                                   after the softcap: softcap(scale q.k) + alibi + bias */
-} posenc_attention_args;
-
-typedef struct posenc_absolute_args {
-  const DLTensor* x;         /* [tokens, dim] */
-  const DLTensor* table;     /* [rows, dim] */
-  const DLTensor* positions; /* int [tokens], each in [0, rows) */
-  const DLTensor* out;       /* [tokens, dim] */
-  int32_t threads;
-} posenc_absolute_args;
-
-typedef struct posenc_sinusoidal_args {
-  const DLTensor* out;       /* [tokens, d] */
-  const DLTensor* x;         /* optional [tokens, d]: out = x + PE, else out = PE */
-  const DLTensor* positions; /* optional int [tokens], else position t */
-  double base;
-  int32_t threads;
-} posenc_sinusoidal_args;
+/* Shared by the rope families (rope_frequencies, rope_cache, rope, mrope). */
 
 /* posenc::RopeScaling: each kind reads only its own fields (see rope_frequencies.h). */
 typedef struct posenc_rope_scaling {
@@ -248,103 +165,8 @@ typedef struct posenc_rope_scaling {
   double attention_factor; /* NaN means derived from the kind */
 } posenc_rope_scaling;
 
-typedef struct posenc_rope_frequencies_args {
-  int64_t rotary_dim;
-  double base;
-  posenc_rope_scaling scaling;
-  const DLTensor* inv_freq;         /* out, f64 [rotary_dim/2] */
-  const DLTensor* attention_factor; /* out, f64 [1] */
-  int32_t threads;
-} posenc_rope_frequencies_args;
-
-typedef struct posenc_rope_cache_args {
-  int64_t rotary_dim;
-  double base;
-  posenc_rope_scaling scaling;
-  const DLTensor* cos; /* out [rows, rotary_dim/2] */
-  const DLTensor* sin; /* out [rows, rotary_dim/2] */
-  int32_t threads;
-} posenc_rope_cache_args;
-
+/* Pair layouts of the rope-shaped families (posenc::RopeLayout). */
 enum { POSENC_LAYOUT_HALF_SPLIT = 0, POSENC_LAYOUT_INTERLEAVED = 1 };
-
-typedef struct posenc_rope_args {
-  const DLTensor* q;     /* [tokens, hq, head_dim] */
-  const DLTensor* q_out; /* [tokens, hq, head_dim] */
-  const DLTensor* k;     /* optional [tokens, hk, head_dim] */
-  const DLTensor* k_out; /* given exactly when k is */
-  const DLTensor* positions;
-  int64_t rotary_dim;
-  int32_t layout; /* POSENC_LAYOUT_* */
-  int32_t inverse;
-  double base;                 /* read when no cache is given */
-  posenc_rope_scaling scaling; /* read when no cache is given */
-  const DLTensor* cos;         /* optional [rows, rotary_dim/2], with sin */
-  const DLTensor* sin;
-  int32_t threads;
-} posenc_rope_args;
-
-typedef struct posenc_alibi_args {
-  int64_t n_heads;
-  double max_bias;
-  int32_t causal;
-  const DLTensor* q_positions; /* int [tq] */
-  const DLTensor* k_positions; /* int [tk] */
-  const DLTensor* bias;        /* out [n_heads, tq, tk] */
-  const DLTensor* slopes;      /* optional out [n_heads] */
-  int32_t threads;
-} posenc_alibi_args;
-
-typedef struct posenc_t5_args {
-  int32_t bidirectional;
-  int64_t n_buckets;
-  int64_t max_distance;
-  const DLTensor* q_positions; /* int [tq] */
-  const DLTensor* k_positions; /* int [tk] */
-  const DLTensor* table;       /* [n_buckets, heads] */
-  const DLTensor* bias;        /* out [heads, tq, tk] */
-  int32_t threads;
-} posenc_t5_args;
-
-/* M-RoPE (posenc/mrope.h): pair i turns by the position of its axis, positions[t, axis]. */
-enum { POSENC_MROPE_SECTIONED = 0, POSENC_MROPE_INTERLEAVED = 1 };
-
-typedef struct posenc_mrope_args {
-  const DLTensor* q;         /* [tokens, hq, head_dim] */
-  const DLTensor* q_out;     /* [tokens, hq, head_dim] */
-  const DLTensor* k;         /* optional [tokens, hk, head_dim] */
-  const DLTensor* k_out;     /* given exactly when k is */
-  const DLTensor* positions; /* int [tokens, 3]: temporal, height, width */
-  int64_t rotary_dim;
-  int64_t mrope_section[3]; /* pairs per axis, summing to rotary_dim/2 */
-  int32_t convention;       /* POSENC_MROPE_* */
-  int32_t layout;           /* POSENC_LAYOUT_* */
-  int32_t inverse;
-  double base;
-  posenc_rope_scaling scaling;
-  int32_t threads;
-} posenc_mrope_args;
-
-/* 2D vision RoPE (posenc/vision_rope.h): pair i < d/4 turns by the first axis, the rest by the
- * second, at positions[t, axis] + position_offset. */
-enum { POSENC_VISION_ROPE_AXIAL = 0, POSENC_VISION_ROPE_PIXTRAL = 1 };
-enum { POSENC_VISION_ROW_FIRST = 0, POSENC_VISION_COLUMN_FIRST = 1 };
-
-typedef struct posenc_vision_rope_args {
-  const DLTensor* q;         /* [tokens, hq, head_dim] */
-  const DLTensor* q_out;     /* [tokens, hq, head_dim] */
-  const DLTensor* k;         /* optional [tokens, hk, head_dim] */
-  const DLTensor* k_out;     /* given exactly when k is */
-  const DLTensor* positions; /* int [tokens, 2]: row, column */
-  int64_t rotary_dim;        /* a multiple of 4 */
-  int32_t convention;        /* POSENC_VISION_ROPE_* */
-  int32_t axis_order;        /* POSENC_VISION_ROW_FIRST or POSENC_VISION_COLUMN_FIRST */
-  int64_t position_offset;   /* added to every position (Llama 4: 1) */
-  int32_t layout;            /* POSENC_LAYOUT_* */
-  int32_t inverse;
-  double base;
-  int32_t threads;
-} posenc_vision_rope_args;
 
 /* ---- The kernel table ---- */
 

@@ -34,6 +34,9 @@
 namespace posenc {
 
 enum class RopeLayout : uint8_t { half_split, interleaved };
+constexpr std::array<const char*, 2> enum_names(RopeLayout) {
+  return {"half_split", "interleaved"};
+}
 const char* layout_name(RopeLayout layout);
 
 namespace variant {
@@ -47,6 +50,8 @@ inline constexpr uint64_t rope_key = kFamilyVariant0 << 5;     // k given
 
 struct RopeCall {
   static constexpr Family kFamily = Family::rope;
+  // Its tolerance unit reads the input pair, which an in-place call overwrites.
+  static constexpr bool kUnitReadsInputs = true;
 
   Tensor q, q_out;
   std::optional<Tensor> k, k_out;

@@ -33,6 +33,9 @@
 namespace posenc {
 
 enum class RopeScalingKind : uint8_t { none, linear, ntk, dynamic_ntk, yarn, llama3, longrope };
+constexpr std::array<const char*, 7> enum_names(RopeScalingKind) {
+  return {"none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"};
+}
 const char* scaling_name(RopeScalingKind kind);
 
 struct RopeScaling {

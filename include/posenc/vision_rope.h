@@ -67,6 +67,8 @@ inline constexpr uint64_t vision_rope_offset = kFamilyVariant0 << 8;        // p
 
 struct VisionRopeCall {
   static constexpr Family kFamily = Family::vision_rope;
+  // Its tolerance unit reads the input pair, which an in-place call overwrites.
+  static constexpr bool kUnitReadsInputs = true;
 
   Tensor q, q_out;
   std::optional<Tensor> k, k_out;

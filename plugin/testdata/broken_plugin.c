@@ -1,7 +1,7 @@
 /* Test-only plugin libraries that must fail to load, one per BROKEN_* definition. */
 #include <stdio.h>
 
-#include "posenc/plugin.h"
+#include "posenc/plugin/sinusoidal.h"
 
 static int* volatile nowhere = (int*)16; /* a fault the compiler can't see coming */
 

@@ -3,7 +3,8 @@
  * shorter entries posenc must still read. Beside them an attention kernel that echoes each argument
  * it reads through its version's struct and claims every attention variant bit: an older library
  * keeps only the bits its version defines. */
-#include "posenc/plugin.h"
+#include "posenc/plugin/attention.h"
+#include "posenc/plugin/sinusoidal.h"
 
 /* Writes `value` to out[0, 0] so a test sees which entry ran. */
 static int write(const posenc_sinusoidal_args* a, float value) {

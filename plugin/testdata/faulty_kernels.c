@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "posenc/plugin.h"
+#include "posenc/plugin/sinusoidal.h"
 
 static int* volatile nowhere = (int*)16; /* a fault the compiler can't see coming */
 
