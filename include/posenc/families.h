@@ -11,6 +11,7 @@
 #include "posenc/rope_frequencies.h"
 #include "posenc/sinusoidal.h"
 #include "posenc/t5.h"
+#include "posenc/vision_rope.h"
 
 namespace posenc {
 

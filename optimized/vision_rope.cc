@@ -1,0 +1,155 @@
+// vision_rope: 2D vision RoPE as rope over a per-token cos/sin table.
+//
+// Pair i of token t turns by θ = (p_a(i) + offset)·ω_k(i) (vision_rope.h): a rope whose cache row
+// t holds cos θ and sin θ of that token's own per-pair angles. As optimized/mrope.cc does, this
+// file fills such a table, one row per token: exact angles (rope's split frequencies of angles.h,
+// gathered into pair order, times each pair's position), double sin/cos vectorized over i
+// (math-inl.h's SinCos), rounded once to f32; then it runs the optimized rope of the same Highway
+// target with that table and positions 0 … tokens − 1. The coefficients are thus rounded once to
+// f32 from fp64 values, exactly as rope's on-the-fly coefficients are, so rope's proof
+// (optimized/rope.cc) carries over: bound 2 in the unit ulp_f32(‖(a, b)‖), 1 ulp of a bf16 or f16
+// output. The attention factor is 1 (no scaling), so no subnormal or overflow path is needed.
+//
+// Both the table (rows split across threads, each row computed alone) and rope are bitwise
+// identical for every thread count.
+#ifndef POSENC_OPTIMIZED_VISION_ROPE_SHARED
+#define POSENC_OPTIMIZED_VISION_ROPE_SHARED
+#include <hwy/aligned_allocator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "optimized/angles.h"
+#include "optimized/optimized.h"
+#include "optimized/thread_pool.h"
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "optimized/vision_rope.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "optimized/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace posenc::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Rows [begin, end) of the table: cos[t·stride + i] = cos θ_ti, sin likewise (unsigned: rope
+// applies the inverse's sign). `pairs` holds pair i's axis and ω = hi + lo, in pair order; the row
+// stride is pairs.padded().
+void VisionRopeRows(const VisionRopeCall& call, const Angles& pairs, const int* axes, float* cos,
+                    float* sin, int64_t begin, int64_t end) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd)), padded = pairs.padded();
+  const int64_t half = call.rotary_dim / 2;
+  auto pos = hwy::AllocateAligned<double>(padded);
+  std::fill(pos.get(), pos.get() + padded, 0.0);
+  for (int64_t t = begin; t < end; ++t) {
+    const double p[2] = {
+        static_cast<double>(load_index(call.positions, call.positions.offset(t, 0)) +
+                            call.position_offset),
+        static_cast<double>(load_index(call.positions, call.positions.offset(t, 1)) +
+                            call.position_offset)};
+    for (int64_t i = 0; i < half; ++i) pos[i] = p[axes[i]];
+    const bool vector = std::max(p[0], p[1]) * pairs.max_omega <= kMaxVectorAngle;
+    float* c_row = cos + t * padded;
+    float* s_row = sin + t * padded;
+    for (int64_t i = 0; i < half; i += N) {
+      auto s = hn::Zero(dd), c = hn::Zero(dd);
+      if (HWY_LIKELY(vector)) {
+        const auto v = hn::Load(dd, pos.get() + i);
+        SinCos(dd, hn::Mul(v, hn::Load(dd, pairs.hi.data() + i)),
+               hn::Mul(v, hn::Load(dd, pairs.lo.data() + i)), s, c);
+      } else {
+        HWY_ALIGN double sl[hn::MaxLanes(dd)], cl[hn::MaxLanes(dd)];
+        for (int64_t lane = 0; lane < N; ++lane)
+          sincos_libm(pos[i + lane] * pairs.hi[i + lane], pos[i + lane] * pairs.lo[i + lane],
+                      sl[lane], cl[lane]);
+        s = hn::Load(dd, sl);
+        c = hn::Load(dd, cl);
+      }
+      hn::Store(DemoteToF32(df, c), df, c_row + i);
+      hn::Store(DemoteToF32(df, s), df, s_row + i);
+    }
+  }
+}
+
+}  // namespace posenc::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "optimized/targets.h"
+
+namespace posenc::optimized {
+
+using VisionRopeRowsFn = decltype(HWY_STATIC_DISPATCH(VisionRopeRows));
+
+namespace {
+
+const TargetTable<VisionRopeRowsFn>& rows_table() {
+  static const TargetTable<VisionRopeRowsFn> table = POSENC_TARGET_TABLE(VisionRopeRows);
+  return table;
+}
+
+// The optimized rope entry of the target that compiled `rows` ("rope/hwy:<Target>").
+const Impl<RopeCall>& rope_of(VisionRopeRowsFn* rows) {
+  static const std::vector<Impl<RopeCall>> ropes = rope();
+  static const std::map<VisionRopeRowsFn*, const Impl<RopeCall>*> by_rows = [] {
+    std::map<VisionRopeRowsFn*, const Impl<RopeCall>*> m;
+    for (const auto& e : rows_table().compiled()) {
+      const std::string name = std::string("rope/hwy:") + hwy::TargetName(e.target);
+      for (const auto& impl : ropes)
+        if (impl.name == name) m[e.fn] = &impl;
+    }
+    return m;
+  }();
+  return *by_rows.at(rows);
+}
+
+void run_vision_rope(const VisionRopeCall& call, VisionRopeRowsFn* rows) {
+  call.validate();
+  const int64_t tokens = call.q.shape[0], half = call.rotary_dim / 2;
+  if (tokens == 0) return;
+  // rope's split ω_k of dim d, gathered into pair order (zero padding kept).
+  const Angles& rope_omegas = rope_angles(call.rotary_dim, call.base, RopeScaling{});
+  Angles pairs = rope_omegas;
+  std::vector<int> axes(half);
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t k = vision_rope_frequency(call.convention, call.rotary_dim, i);
+    pairs.hi[i] = rope_omegas.hi[k];
+    pairs.lo[i] = rope_omegas.lo[k];
+    axes[i] = vision_rope_axis(call.axis_order, call.rotary_dim, i);
+  }
+  const int64_t padded = pairs.padded();
+  auto table = hwy::AllocateAligned<float>(2 * tokens * padded);
+  auto iota = hwy::AllocateAligned<int64_t>(tokens);
+  for (int64_t t = 0; t < tokens; ++t) iota[t] = t;
+  float *cos = table.get(), *sin = table.get() + tokens * padded;
+  // As mrope's table: about 0.5 ns per cos/sin pair.
+  const int parts = plan_parts(call.threads, tokens, 0.5 * static_cast<double>(half));
+  parallel_for(tokens, parts,
+               [&](Range r) { rows(call, pairs, axes.data(), cos, sin, r.begin, r.end); });
+  RopeCall rope = as_rope(call, view(iota.get(), DType::i64, {tokens}));
+  rope.cos = view(cos, DType::f32, {tokens, half}, {padded, 1});
+  rope.sin = view(sin, DType::f32, {tokens, half}, {padded, 1});
+  rope_of(rows).run(rope);
+}
+
+}  // namespace
+
+std::vector<Impl<VisionRopeCall>> vision_rope() {
+  constexpr uint64_t kVariants = variant::f32 | variant::bf16 | variant::f16 | variant::strided |
+                                 variant::in_place | variant::vision_rope_half_split |
+                                 variant::vision_rope_interleaved | variant::vision_rope_partial |
+                                 variant::vision_rope_inverse | variant::vision_rope_key |
+                                 variant::vision_rope_axial | variant::vision_rope_pixtral |
+                                 variant::vision_rope_column_first | variant::vision_rope_offset;
+  return target_impls<VisionRopeCall>("vision_rope", kVariants, /*bound=*/2, /*threaded=*/true,
+                                      rows_table(), run_vision_rope);
+}
+
+}  // namespace posenc::optimized
+#endif  // HWY_ONCE
