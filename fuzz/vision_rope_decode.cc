@@ -33,8 +33,10 @@ Decoded<VisionRopeCall> decode<VisionRopeCall>(std::span<const uint8_t> bytes) {
     c.base = in.real(10000, 1.0001, 1e7);
     c.positions = arena.alloc(in.index_dtype(), {tokens, 2}, in.layout());
     // Positions p with p + offset in [0, kMaxPosition] (and sometimes outside).
-    const int64_t lo = std::clamp<int64_t>(-c.position_offset, -kMaxPosition, kMaxPosition);
-    const int64_t hi = std::clamp<int64_t>(kMaxPosition - c.position_offset, lo, kMaxPosition);
+    // The offset is clamped first: it may be any int64 (INT64_MIN has no negation).
+    const int64_t offset = std::clamp<int64_t>(c.position_offset, -kMaxPosition, kMaxPosition);
+    const int64_t lo = std::clamp<int64_t>(-offset, -kMaxPosition, kMaxPosition);
+    const int64_t hi = std::clamp<int64_t>(kMaxPosition - offset, lo, kMaxPosition);
     for (int axis = 0; axis < 2; ++axis)
       in.fill_positions(mrope_axis_positions(c.positions, axis), lo, hi);
     c.threads = in.threads();
