@@ -10,8 +10,9 @@
 // ulp_f32(f·‖(a, b)‖), 1 ulp of a bf16 or f16 output; rope's overflow guard (a row entry above 1,
 // i.e. f > 1) recomputes huge outputs in double from these coefficients.
 //
-// Below f = 2⁻¹²⁶ the f32 coefficients would be subnormal (losing that bound): such calls are
-// computed in fp64 element by element as the reference does (scalar; no real model has them).
+// Below f = 2⁻¹²⁶ the f32 coefficients would be subnormal (losing that bound), and below ω = 2⁻⁶⁰
+// a nonzero sin θ may round to 0: such calls are computed in fp64 element by element as the
+// reference does (scalar; no real model has them).
 //
 // Both the table (rows split across threads, each row computed alone) and rope are bitwise
 // identical for every thread count.
@@ -156,8 +157,11 @@ void run_mrope(const MropeCall& call, MropeRowsFn* rows) {
   const Angles& angles = rope_angles(call.rotary_dim, call.base, call.scaling);
   // A factor outside f32's normal range would make the f32 coefficient table subnormal or ∞
   // where the reference's fp64 coefficients are not (∞ − ∞ = NaN for an output the reference
-  // rounds to ∞): those calls take the exact path.
-  if (!(angles.attention_factor >= 0x1p-126 && angles.attention_factor <= 0x1p126)) {
+  // rounds to ∞): those calls take the exact path. So do calls with an ω below 2⁻⁶⁰ (bases like
+  // 1e300): there sin θ can round to 0 in f32 where fp64 keeps it, and ∞·0 = NaN where the
+  // reference's ∞·sin θ is ∞ (found by the mrope fuzz campaign).
+  if (!(angles.attention_factor >= 0x1p-126 && angles.attention_factor <= 0x1p126) ||
+      angles.tiny_omega) {
     exact_mrope(call, compute_frequencies(call.rotary_dim, call.base, call.scaling));
     return;
   }
