@@ -11,8 +11,8 @@ extern "C" {
 #endif
 
 #define POSENC_VARIANT_VISION_ROPE_HALF_SPLIT ((uint64_t)1 << 8)
-#define POSENC_VARIANT_VISION_ROPE_INTERLEAVED ((uint64_t)1 << 9)   /* pairs (2i, 2i + 1) */
-#define POSENC_VARIANT_VISION_ROPE_PARTIAL ((uint64_t)1 << 10)      /* rotary_dim < head_dim */
+#define POSENC_VARIANT_VISION_ROPE_INTERLEAVED ((uint64_t)1 << 9) /* pairs (2i, 2i + 1) */
+#define POSENC_VARIANT_VISION_ROPE_PARTIAL ((uint64_t)1 << 10)    /* rotary_dim < head_dim */
 #define POSENC_VARIANT_VISION_ROPE_INVERSE ((uint64_t)1 << 11)
 #define POSENC_VARIANT_VISION_ROPE_KEY ((uint64_t)1 << 12)          /* k given */
 #define POSENC_VARIANT_VISION_ROPE_AXIAL ((uint64_t)1 << 13)        /* Qwen2-VL, Llama 4 */
