@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <type_traits>
@@ -206,10 +207,6 @@ int64_t span_bytes(const Tensor& t) {
   return (last + 1) * static_cast<int64_t>(dtype_size(t.dtype));
 }
 
-}  // namespace
-
-namespace {
-
 // a·b, with checked_mul's error (its argument name built only on overflow).
 inline int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const char* field) {
   int64_t r;
@@ -220,36 +217,11 @@ inline int64_t mul_or_throw(int64_t a, int64_t b, std::string_view name, const c
 
 }  // namespace
 
-namespace {
-
-// check_view's conditions with no message built and no error path in the loops (their closures
-// cost a decode step ~8 ns per view): true when check_view would not throw.
-bool view_is_valid(const Tensor& t, int rank, std::initializer_list<DType> dtypes) {
-  if (t.rank != rank) return false;
-  bool listed = false;
-  for (DType d : dtypes) listed |= d == t.dtype;
-  if (!listed) return false;
-  int64_t numel = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (t.shape[d] < 0 || t.strides[d] < 0) return false;
-    if (__builtin_mul_overflow(numel, t.shape[d], &numel)) return false;
-  }
-  if (numel == 0) return true;
-  int64_t last = 0, step = 0, bytes = 0;
-  for (int d = 0; d < rank; ++d) {
-    if (__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &step)) return false;
-    if (__builtin_add_overflow(last, step, &last)) return false;
-  }
-  if (__builtin_mul_overflow(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), &bytes)) {
-    return false;
-  }
-  return t.data != nullptr;
-}
+namespace detail {
 
 // check_view's checks in order, each with its message: run only when one fails.
-[[gnu::noinline, gnu::cold]] void check_view_reporting(const Tensor& t, std::string_view name,
-                                                       int rank,
-                                                       std::initializer_list<DType> dtypes) {
+void report_view(const Tensor& t, std::string_view name, int rank,
+                 std::initializer_list<DType> dtypes) {
   POSENC_REQUIRE(t.rank == rank, std::string(name) + ".rank", t.rank,
                  "must be " + std::to_string(rank));
   if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
@@ -265,48 +237,33 @@ bool view_is_valid(const Tensor& t, int rank, std::initializer_list<DType> dtype
                    t.strides[d], "must be >= 0");
     numel = mul_or_throw(numel, t.shape[d], name, ".shape");
   }
-  if (numel == 0) return;
-  for (int d = 0; d < rank; ++d) {
-    int64_t step = mul_or_throw(t.shape[d] - 1, t.strides[d], name, ".strides");
-    POSENC_REQUIRE(!__builtin_add_overflow(last, step, &last), std::string(name) + ".strides",
-                   t.strides[d], "extent overflows int64");
+  if (numel > 0) {
+    for (int d = 0; d < rank; ++d) {
+      int64_t step = mul_or_throw(t.shape[d] - 1, t.strides[d], name, ".strides");
+      POSENC_REQUIRE(!__builtin_add_overflow(last, step, &last), std::string(name) + ".strides",
+                     t.strides[d], "extent overflows int64");
+    }
+    mul_or_throw(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), name, ".strides");
+    POSENC_REQUIRE(t.data != nullptr, std::string(name) + ".data", "null",
+                   "must point to memory for a non-empty view");
   }
-  mul_or_throw(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), name, ".strides");
-  POSENC_REQUIRE(t.data != nullptr, std::string(name) + ".data", "null",
-                 "must point to memory for a non-empty view");
+  throw Error(std::string(name), t.describe(), "is not a valid view");  // view_is_valid disagrees
 }
 
-}  // namespace
-
-void check_view(const Tensor& t, std::string_view name, int rank,
-                std::initializer_list<DType> dtypes) {
-  if (__builtin_expect(view_is_valid(t, rank, dtypes), 1)) return;
-  check_view_reporting(t, name, rank, dtypes);
+void report_dtype(const Tensor& t, std::string_view name, const Tensor& like,
+                  std::string_view like_name) {
+  throw Error(std::string(name) + ".dtype", dtype_name(t.dtype),
+              "must be " + std::string(dtype_name(like.dtype)) + " like " + std::string(like_name));
 }
 
-void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
-                      std::string_view like_name) {
-  POSENC_REQUIRE(
-      t.dtype == like.dtype, std::string(name) + ".dtype", dtype_name(t.dtype),
-      "must be " + std::string(dtype_name(like.dtype)) + " like " + std::string(like_name));
+void report_dim(const Tensor& t, std::string_view name, int dim, int64_t expected) {
+  require(false, std::string(name) + ".shape[" + std::to_string(dim) + "]",
+          static_cast<double>(t.shape[dim]), "must be " + std::to_string(expected));
+  std::abort();  // require(false, ...) throws
 }
 
-void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected) {
-  POSENC_REQUIRE(t.shape[dim] == expected,
-                 std::string(name) + ".shape[" + std::to_string(dim) + "]", t.shape[dim],
-                 "must be " + std::to_string(expected));
-}
-
-void check_no_self_overlap(const Tensor& out, std::string_view name) {
-  // Row-major contiguous (each stride the product of the later extents, where the extent is > 1):
-  // no two elements meet. The common case, checked without the sort.
-  int64_t dense = 1;
-  bool row_major = true;
-  for (int d = out.rank - 1; d >= 0; --d) {
-    row_major &= out.shape[d] <= 1 || out.strides[d] == dense;
-    dense *= out.shape[d];
-  }
-  if (row_major) return;
+// check_no_self_overlap past its row-major test.
+void check_no_self_overlap_strided(const Tensor& out, std::string_view name) {
   if (out.numel() == 0) return;
   std::array<int, kMaxRank> dims;
   int count = 0;
@@ -325,10 +282,7 @@ void check_no_self_overlap(const Tensor& out, std::string_view name) {
   }
 }
 
-ByteRange byte_range(const Tensor& t) {
-  const auto lo = reinterpret_cast<uintptr_t>(t.data);
-  return {lo, lo + static_cast<uintptr_t>(span_bytes(t))};
-}
+}  // namespace detail
 
 bool same_view(const Tensor& a, const Tensor& b) {
   if (a.data != b.data || a.dtype != b.dtype || a.rank != b.rank) return false;
@@ -365,8 +319,11 @@ Footprint footprint(const Tensor& t) {
 
 }  // namespace
 
-void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor& in,
-                      std::string_view in_name, bool allow_identical) {
+namespace detail {
+
+// check_no_overlap for views whose byte ranges meet.
+void check_no_overlap_meeting(const Tensor& out, std::string_view out_name, const Tensor& in,
+                              std::string_view in_name, bool allow_identical) {
   if (span_bytes(out) == 0 || span_bytes(in) == 0) return;
   if (allow_identical && same_view(out, in)) return;
   const Footprint a = footprint(out), b = footprint(in);
@@ -386,6 +343,8 @@ void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor
       disjoint, std::string(out_name) + ".data", std::to_string(a.lo),
       "overlaps " + std::string(in_name) + (allow_identical ? " without being the same view" : ""));
 }
+
+}  // namespace detail
 
 namespace {
 

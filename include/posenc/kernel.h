@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "posenc/tensor.h"
 
@@ -106,31 +107,47 @@ void for_each_view(C& call, F&& f) {
 // view. Outputs overlapping each other are the family's own check.
 template <class Call>
 void check_view_overlaps(const Call& call) {
-  // Each view's byte range, once: most pairs do not meet and need no closer look (a decode step's
-  // validation is most of its time).
+  // Unrolled over the table at compile time, each view's byte range computed once: most pairs do
+  // not meet and need no closer look, and a decode step's validation is much of its time.
   static constexpr auto table = Call::view_table();
-  // in_place[o][i]: output o may be input i's very view (names compared once, at compile time).
-  static constexpr auto in_place = [] {
-    std::array<std::array<bool, table.size()>, table.size()> m{};
-    for (size_t o = 0; o < table.size(); ++o)
-      for (size_t i = 0; i < table.size(); ++i)
-        m[o][i] = table[o].in_place_of && std::string_view(table[o].in_place_of) == table[i].name;
+  constexpr size_t n = table.size();
+  // Each view's name, and the input's name an output may be in place of ("" for none).
+  static constexpr auto names = [] {
+    std::array<std::string_view, n> m{};
+    for (size_t v = 0; v < n; ++v) m[v] = table[v].name;
     return m;
   }();
-  std::array<const Tensor*, table.size()> views{};
-  std::array<ByteRange, table.size()> ranges{};
-  for (size_t v = 0; v < table.size(); ++v) {
+  static constexpr auto in_place_of = [] {
+    std::array<std::string_view, n> m{};
+    for (size_t v = 0; v < n; ++v)
+      if (table[v].in_place_of) m[v] = table[v].in_place_of;
+    return m;
+  }();
+  std::array<const Tensor*, n> views;
+  std::array<ByteRange, n> ranges;
+  const auto each = [](auto&& f) {
+    [&]<size_t... v>(std::index_sequence<v...>) { (f(std::integral_constant<size_t, v>{}), ...); }
+    (std::make_index_sequence<n>{});
+  };
+  each([&](auto v) {
     views[v] = table[v].in(call);
-    if (views[v]) ranges[v] = byte_range(*views[v]);
-  }
-  for (size_t o = 0; o < table.size(); ++o) {
-    if (!views[o] || !table[o].is_output()) continue;
-    check_no_self_overlap(*views[o], table[o].name);
-    for (size_t i = 0; i < table.size(); ++i) {
-      if (!views[i] || table[i].is_output() || !ranges[o].meets(ranges[i])) continue;
-      check_no_overlap(*views[o], table[o].name, *views[i], table[i].name, in_place[o][i]);
+    ranges[v] = views[v] ? byte_range(*views[v]) : ByteRange{};
+  });
+  each([&](auto o) {
+    if constexpr (table[o].role == ViewField<Call>::output) {
+      if (!views[o]) return;
+      check_no_self_overlap(*views[o], names[o]);
+      each([&](auto i) {
+        if constexpr (table[i].role == ViewField<Call>::input) {
+          // Output o may be input i's very view (names compared at compile time).
+          constexpr bool in_place = !in_place_of[o].empty() && in_place_of[o] == names[i];
+          if (!views[i] || !ranges[o].meets(ranges[i])) return;
+          if (in_place && same_view(*views[o], *views[i])) return;
+          detail::check_no_overlap_meeting(*views[o], names[o], *views[i], names[i], in_place);
+        }
+      });
     }
-  }
+  });
 }
 
 // Thread count of a call: 0 means POSENC_NUM_THREADS if set, else the hardware's concurrency.

@@ -66,26 +66,77 @@ void store(const Tensor& t, int64_t offset, double value);
 int64_t load_index(const Tensor& t, int64_t offset);
 
 // ---- Validation helpers shared by every family's validate(). All throw posenc::Error. ----
-// Names are views: a valid call builds no string.
+// Names are views: a valid call builds no string. Each check is an inline test (a decode step
+// validates a handful of views per call, and out-of-line checks were most of its time) with its
+// message built out of line, only when it fails.
 
 // a * b, or Error naming `argument` on int64 overflow.
 int64_t checked_mul(int64_t a, int64_t b, const std::string& argument);
 
+namespace detail {
+// Whether check_view would not throw: rank, a listed dtype, non-negative shape and strides, an
+// extent that fits in int64 bytes, data non-null when the view is non-empty.
+inline bool view_is_valid(const Tensor& t, int rank, std::initializer_list<DType> dtypes) {
+  if (t.rank != rank) return false;
+  bool listed = false;
+  for (DType d : dtypes) listed |= d == t.dtype;
+  if (!listed) return false;
+  int64_t numel = 1, last = 0, step = 0;
+  bool ok = true;
+  for (int d = 0; d < rank; ++d) {
+    ok &= t.shape[d] >= 0 && t.strides[d] >= 0;
+    ok &= !__builtin_mul_overflow(numel, t.shape[d], &numel);
+  }
+  if (!ok) return false;
+  if (numel == 0) return true;
+  for (int d = 0; d < rank; ++d) {
+    ok &= !__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &step);
+    ok &= !__builtin_add_overflow(last, step, &last);
+  }
+  int64_t bytes;
+  ok &= !__builtin_mul_overflow(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), &bytes);
+  return ok && t.data != nullptr;
+}
+// The failing checks' messages (each throws).
+[[noreturn, gnu::cold]] void report_view(const Tensor& t, std::string_view name, int rank,
+                                         std::initializer_list<DType> dtypes);
+[[noreturn, gnu::cold]] void report_dtype(const Tensor& t, std::string_view name,
+                                          const Tensor& like, std::string_view like_name);
+[[noreturn, gnu::cold]] void report_dim(const Tensor& t, std::string_view name, int dim,
+                                        int64_t expected);
+void check_no_self_overlap_strided(const Tensor& out, std::string_view name);
+void check_no_overlap_meeting(const Tensor& out, std::string_view out_name, const Tensor& in,
+                              std::string_view in_name, bool allow_identical);
+}  // namespace detail
+
 // Checks rank, dtype, non-negative shape and strides, that the extent fits in int64 bytes and that
 // data is non-null when the view is non-empty.
-void check_view(const Tensor& t, std::string_view name, int rank,
-                std::initializer_list<DType> dtypes);
+inline void check_view(const Tensor& t, std::string_view name, int rank,
+                       std::initializer_list<DType> dtypes) {
+  if (__builtin_expect(!detail::view_is_valid(t, rank, dtypes), 0))
+    detail::report_view(t, name, rank, dtypes);
+}
 // Checks t.dtype == like.dtype: a family whose outputs (or peer inputs) share their input's dtype.
-void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
-                      std::string_view like_name);
+inline void check_same_dtype(const Tensor& t, std::string_view name, const Tensor& like,
+                             std::string_view like_name) {
+  if (__builtin_expect(t.dtype != like.dtype, 0)) detail::report_dtype(t, name, like, like_name);
+}
 // Checks t.shape[dim] == expected.
-void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected);
+inline void check_dim(const Tensor& t, std::string_view name, int dim, int64_t expected) {
+  if (__builtin_expect(t.shape[dim] != expected, 0)) detail::report_dim(t, name, dim, expected);
+}
 // An output must not have two indices that share an element (stride 0, overlapping strides).
-void check_no_self_overlap(const Tensor& out, std::string_view name);
-// An output must not share memory with an input, unless `allow_identical` and the two views are
-// the same (data, dtype, shape and strides): that is the in-place case.
-void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor& in,
-                      std::string_view in_name, bool allow_identical = false);
+// Row-major contiguous views (each stride the product of the later extents, where the extent is
+// > 1), the common case, pass without the sort.
+inline void check_no_self_overlap(const Tensor& out, std::string_view name) {
+  int64_t dense = 1;
+  bool row_major = true;
+  for (int d = out.rank - 1; d >= 0; --d) {
+    row_major &= out.shape[d] <= 1 || out.strides[d] == dense;
+    dense *= out.shape[d];
+  }
+  if (!row_major) detail::check_no_self_overlap_strided(out, name);
+}
 bool same_view(const Tensor& a, const Tensor& b);
 // The bytes [lo, hi) from a view's first element to one past its last; empty for an empty view.
 // Views whose ranges do not meet share no memory, whatever their strides.
@@ -93,7 +144,23 @@ struct ByteRange {
   uintptr_t lo = 0, hi = 0;
   bool meets(const ByteRange& other) const { return lo < other.hi && other.lo < hi; }
 };
-ByteRange byte_range(const Tensor& t);
+// Of a valid view (check_view).
+inline ByteRange byte_range(const Tensor& t) {
+  const auto lo = reinterpret_cast<uintptr_t>(t.data);
+  int64_t last = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] == 0) return {lo, lo};
+    last += (t.shape[d] - 1) * t.strides[d];
+  }
+  return {lo, lo + static_cast<uintptr_t>((last + 1) * static_cast<int64_t>(dtype_size(t.dtype)))};
+}
+// An output must not share memory with an input, unless `allow_identical` and the two views are
+// the same (data, dtype, shape and strides): that is the in-place case.
+inline void check_no_overlap(const Tensor& out, std::string_view out_name, const Tensor& in,
+                             std::string_view in_name, bool allow_identical = false) {
+  if (!byte_range(out).meets(byte_range(in))) return;
+  detail::check_no_overlap_meeting(out, out_name, in, in_name, allow_identical);
+}
 // Every index in [lo, hi]; the error names "name[i]" and the value.
 void check_positions(const Tensor& positions, std::string_view name, int64_t lo, int64_t hi);
 
