@@ -149,7 +149,17 @@ HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float
   }
   const float* cr = cos.as<float>() + cos.offset(position);
   const float* sr = sin.as<float>() + sin.offset(position);
-  for (int64_t i = 0; i < plan.half; ++i) {
+  int64_t i = 0;
+  if (cos.strides[1] == 1 && sin.strides[1] == 1) {  // whole vectors inside the row, then the rest
+    const hn::ScalableTag<float> d;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    const auto sign = hn::Set(d, plan.sin_sign);
+    for (; i + N <= plan.half; i += N) {
+      hn::StoreU(hn::LoadU(d, cr + i), d, c + i);
+      hn::StoreU(hn::Mul(sign, hn::LoadU(d, sr + i)), d, s + i);  // exact: ±1
+    }
+  }
+  for (; i < plan.half; ++i) {
     c[i] = cr[i * cos.strides[1]];
     s[i] = plan.sin_sign * sr[i * sin.strides[1]];  // exact: ±1
   }
@@ -523,8 +533,10 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   float* s2 = c2 + 2 * padded;  // [2·padded]
   Scratch<T> row_scratch(round_up(rot, kAnglePad));
   T* row = row_scratch.data();  // one strided row's rotary dims, gathered
-  // Lanes past half feed only discarded tail lanes, but must hold defined values.
-  std::fill(c, c + 2 * padded, 0.0f);
+  // Lanes past half feed only discarded tail lanes, but must hold defined values (the first half
+  // lanes of c and s are written per token).
+  std::fill(c + plan.half, c + padded, 0.0f);
+  std::fill(s + plan.half, s + padded, 0.0f);
   ExactPairs exact{&plan, 0, c, s};  // position set per token
   bool guarded = plan.guarded;       // set per token when cached
   const auto rotate = [&](const Rows<T>& rows) {
