@@ -26,6 +26,12 @@ struct Angles {
   double max_omega = 0;
   bool tiny_omega = false;  // some ω = hi + lo below 2⁻⁶⁰ (rope guards its outputs then)
   double attention_factor = 1;
+  // One position's fresh sin and cos (AngleWalker's, padded() each), kept beside the frequencies
+  // they came from: a model's layers rotate one decode step at the same position, so every call of
+  // a step but the first reads them. Only a call running on the thread that owns this memo (rope's
+  // one-token calls, which never split) reads or writes them.
+  mutable int64_t fresh_position = -1;
+  mutable std::vector<double> fresh_sin, fresh_cos;
 
   int64_t padded() const { return static_cast<int64_t>(hi.size()); }
   // Whether every angle p·ω of position p is in the vector sin/cos range.

@@ -73,6 +73,7 @@ struct RopePlan {
   float sin_sign;        // −1 for the inverse rotation
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
+  bool one_token;        // a decode step: runs inline, on the thread that owns *angles
   double factor;         // attention factor, on the fly
   bool guarded;          // on the fly, outputs are checked: see the top comment
   float exact_from;      // outputs this large (or NaN) are recomputed when guarded: see ExactPairs
@@ -135,7 +136,7 @@ namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // c[i], s[i] for i < half, f32, s already signed for the inverse: from the cache row of
-// `position`, or else from the walker's double sin/cos of the token.
+// `position` (here), or else from double sin/cos (ComputedCoefficients).
 HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
   const Tensor &cos = *plan.call->cos, &sin = *plan.call->sin;
   if (cos.dtype == DType::bf16) {
@@ -165,6 +166,7 @@ HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float
   }
 }
 
+// From the walker's double sin/cos of the token, or the memo's (any alignment).
 template <class D>
 HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* sin,
                                      const double* cos, float* c, float* s) {
@@ -172,8 +174,8 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const auto fc = hn::Set(dd, plan.factor), fs = hn::Set(dd, plan.sin_sign * plan.factor);
   for (int64_t i = 0; i < plan.half; i += N) {
-    hn::Store(DemoteToF32(df, hn::Mul(hn::Load(dd, cos + i), fc)), df, c + i);
-    hn::Store(DemoteToF32(df, hn::Mul(hn::Load(dd, sin + i), fs)), df, s + i);
+    hn::Store(DemoteToF32(df, hn::Mul(hn::LoadU(dd, cos + i), fc)), df, c + i);
+    hn::Store(DemoteToF32(df, hn::Mul(hn::LoadU(dd, sin + i), fs)), df, s + i);
   }
 }
 
@@ -582,7 +584,16 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   if (plan.angles) walker.emplace(dd, *plan.angles, walker_scratch.data());
   for (int64_t t = begin; t < end; ++t) {
     exact.position = position(t);
-    if (walker) {
+    if (walker && plan.one_token) {  // the walker's fresh values, memoized (angles.h)
+      const Angles& angles = *plan.angles;
+      if (angles.fresh_position != exact.position) {
+        walker->At(t, position);
+        angles.fresh_sin.assign(walker->sin(), walker->sin() + angles.padded());
+        angles.fresh_cos.assign(walker->cos(), walker->cos() + angles.padded());
+        angles.fresh_position = exact.position;
+      }
+      ComputedCoefficients(dd, plan, angles.fresh_sin.data(), angles.fresh_cos.data(), c, s);
+    } else if (walker) {
       walker->At(t, position);
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
     } else {
@@ -680,6 +691,7 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   plan.sin_sign = call.inverse ? -1.0f : 1.0f;
   plan.chunk_outer = false;
   plan.angles = nullptr;
+  plan.one_token = tokens == 1;
   plan.factor = 1;
   plan.guarded = true;
   plan.exact_from = 0x1p127f;
