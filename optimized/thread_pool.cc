@@ -114,7 +114,7 @@ class ThreadPool {
     }
     // Parts still running on workers: spin, then sleep.
     const auto done = [&] { return finished_.load() == parts - 1; };
-    if (!spin_until(done)) {
+    if (!spin_until(done, /*worker=*/false)) {
       std::unique_lock lock(mutex_);
       caller_sleeping_.store(true);  // seq_cst: before done() looks at finished_
       done_.wait(lock, done);
@@ -162,8 +162,9 @@ class ThreadPool {
   }
 
   // Spins until ready() or kSpinNanos have passed (at once while backing off); returns ready().
+  // A worker also stops spinning on the caller's core; the caller, always there, does not.
   template <class Ready>
-  bool spin_until(Ready&& ready) {
+  bool spin_until(Ready&& ready, bool worker) {
     int64_t last = now_nanos();
     if (last < spin_from_.load(std::memory_order_relaxed)) return ready();
     const int64_t deadline = last + kSpinNanos;
@@ -175,7 +176,7 @@ class ThreadPool {
         // A woken worker often lands on its waker's core, where spinning only keeps the caller
         // from running: it sleeps at once instead.
         if (now - last > kLateNanos || now > deadline ||
-            sched_getcpu() == caller_cpu_.load(std::memory_order_relaxed))
+            (worker && sched_getcpu() == caller_cpu_.load(std::memory_order_relaxed)))
           return ready();
         last = now;
       }
@@ -191,7 +192,7 @@ class ThreadPool {
     for (;;) {
       const auto posted = [&] { return generation_of(state_.load()) != seen; };
       const int64_t waiting_since = now_nanos();
-      if (spin_until(posted)) {
+      if (spin_until(posted, /*worker=*/true)) {
         // Posted while this worker was spinning, yet seen late: it was not running.
         const int64_t now = now_nanos(), posted_at = posted_at_.load(std::memory_order_relaxed);
         if (posted_at > waiting_since && now - posted_at > kLateNanos) back_off(now);
