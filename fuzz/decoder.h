@@ -63,12 +63,24 @@ struct Named {
   bool output;
 };
 
-// Elements from the first to one past the last; 0 for an empty view.
-inline int64_t extent(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  int64_t last = 0;
-  for (int d = 0; d < t.rank; ++d) last += (t.shape[d] - 1) * t.strides[d];
-  return last + 1;
+// Bytes from the first element to one past the last; 0 for an empty view, −1 when a shape or stride
+// is negative or the extent overflows int64 (a view corrupt() already made invalid).
+inline int64_t extent_bytes(const Tensor& t) {
+  int64_t last = 0, step;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] < 0 || t.strides[d] < 0) return -1;
+    if (t.shape[d] == 0) return 0;
+  }
+  for (int d = 0; d < t.rank; ++d) {
+    if (__builtin_mul_overflow(t.shape[d] - 1, t.strides[d], &step) ||
+        __builtin_add_overflow(last, step, &last)) {
+      return -1;
+    }
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(last + 1, static_cast<int64_t>(dtype_size(t.dtype)), &bytes))
+    return -1;
+  return bytes;
 }
 
 // Element offset of the logical row-major index `linear`.
@@ -269,8 +281,8 @@ class Decoder {
           if (v.output) outputs.push_back(v.tensor);
         Tensor& out = *outputs[size(0, static_cast<int64_t>(outputs.size()) - 1)];
         const Tensor& other = *views[size(0, static_cast<int64_t>(views.size()) - 1)].tensor;
-        if (&other != &out && extent(out) > 0 &&
-            extent(other) * dtype_size(other.dtype) >= extent(out) * dtype_size(out.dtype)) {
+        // (Unchecked, a shape corrupt() set near 2⁶² overflowed here: UBSan, attention fuzzing.)
+        if (&other != &out && extent_bytes(out) > 0 && extent_bytes(other) >= extent_bytes(out)) {
           out.data = other.data;
         }
       }
