@@ -201,10 +201,8 @@ namespace {
 
 // Bytes from the first to one past the last element; 0 for an empty view.
 int64_t span_bytes(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  int64_t last = 0;
-  for (int d = 0; d < t.rank; ++d) last += (t.shape[d] - 1) * t.strides[d];
-  return (last + 1) * static_cast<int64_t>(dtype_size(t.dtype));
+  const ByteRange r = byte_range(t);
+  return static_cast<int64_t>(r.hi - r.lo);
 }
 
 // a·b, with checked_mul's error (its argument name built only on overflow).
