@@ -57,8 +57,11 @@ constexpr int64_t kSpinNanos = 30'000;
 // Spinning only pays while the spinner keeps its core. On an oversubscribed machine a spinning
 // worker is preempted and then waits for the scheduler (milliseconds), where a sleeping one would
 // have been woken at once: a spinner that sees a gap this long in its own clock, or a job posted
-// this long ago, was not running, and the pool stops spinning for kBackoffNanos.
-constexpr int64_t kLateNanos = 10'000;
+// this long ago, was not running, and the pool stops spinning for kBackoffNanos. Far above the
+// 20–50 µs stalls a vCPU takes here about 150 times a second while its thread runs alone (a 10 µs
+// threshold mistook them for preemption and kept the pool parked most of the time), far below a
+// scheduler's time slice.
+constexpr int64_t kLateNanos = 200'000;
 constexpr int64_t kBackoffNanos = 10'000'000;
 
 int64_t now_nanos() {
