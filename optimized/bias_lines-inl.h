@@ -25,10 +25,11 @@ inline bool stream_bias(const Tensor& bias) {
 }
 
 // The OR of p[j] ^ (p[0] + j) for j < n: zero when the positions are consecutive. Branch-free, so
-// the compiler vectorizes it; AVX2 where the CPU has it (element by element, this scan was a fifth
-// of a 32768-key decode call).
+// the compiler vectorizes it; AVX-512 or AVX2 where the CPU has it (element by element, this scan
+// was a fifth of a 32768-key decode call; 32768 cached i64 keys, AMD EPYC: 5.5 µs with AVX2,
+// 2.2 µs with AVX-512).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define POSENC_WIDE_SCAN __attribute__((target_clones("avx2", "default")))
+#define POSENC_WIDE_SCAN __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define POSENC_WIDE_SCAN
 #endif
