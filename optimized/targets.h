@@ -35,20 +35,25 @@ class TargetTable {
     for (const Entry& e : entries) {
       if (e.fn != nullptr) compiled_.push_back(e);
     }
+    for (const Entry& e : compiled_) {
+      if (cpu_supports(e.target)) {
+        best_ = e.fn;
+        break;
+      }
+    }
+    if (best_ == nullptr)
+      throw std::logic_error("posenc: no compiled Highway target runs on this CPU");
   }
 
   const std::vector<Entry>& compiled() const { return compiled_; }
 
-  // The best compiled target this CPU supports; the emulated fallback always is.
-  Fn* best() const {
-    for (const Entry& e : compiled_) {
-      if (cpu_supports(e.target)) return e.fn;
-    }
-    throw std::logic_error("posenc: no compiled Highway target runs on this CPU");
-  }
+  // The best compiled target this CPU supports (the emulated fallback always is), chosen once: a
+  // decode step calls it on every call.
+  Fn* best() const { return best_; }
 
  private:
   std::vector<Entry> compiled_;
+  Fn* best_ = nullptr;
 };
 
 #if HWY_TARGETS & HWY_EMU128
