@@ -34,9 +34,11 @@ def fmt(value, digits=3):
 
 
 def chosen_runs(benchmarks):
-    """One result per benchmark: the median under --benchmark_repetitions, else the single run."""
+    """One result per benchmark: the median under --benchmark_repetitions, else the single run;
+    in registration order (--benchmark_enable_random_interleaving writes them shuffled)."""
     chosen = OrderedDict()
-    for b in benchmarks:
+    order = lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0))
+    for b in sorted(benchmarks, key=order):
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         if b["run_name"] not in chosen or b.get("run_type") == "aggregate":
