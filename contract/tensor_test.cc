@@ -10,6 +10,7 @@
 
 #include "posenc/error.h"
 #include "posenc/kernel.h"
+#include "posenc/position_facts.h"
 
 namespace posenc {
 namespace {
@@ -100,6 +101,43 @@ TEST(Tensor, PositionsOutOfRangeNameTheIndex) {
     EXPECT_EQ(e.argument(), "positions[2]");
     EXPECT_EQ(e.value(), "9");
   }
+}
+
+// What the range test's pass learned of a view, for the bias kernels (checked_consecutive): it
+// describes the values of that view's latest check only, never another view or stale values.
+TEST(Tensor, CheckedConsecutiveDescribesTheLatestCheckOfThatView) {
+  std::vector<int64_t> keys = {7, 8, 9, 10, 11}, queries = {11};
+  std::vector<int32_t> narrow = {3, 4, 6};
+  const Tensor k = view(keys.data(), DType::i64, {5}), q = view(queries.data(), DType::i64, {1});
+  check_positions(q, "q_positions", 0, kMaxPosition);
+  check_positions(k, "k_positions", 0, kMaxPosition);
+  EXPECT_EQ(checked_consecutive(k), true);
+  EXPECT_EQ(checked_consecutive(q), true);  // one position is consecutive
+  Tensor head = k;
+  head.shape[0] = 4;  // another view of the same data: not what was checked
+  EXPECT_EQ(checked_consecutive(head), std::nullopt);
+  keys[3] = 12;  // the values change: only the next check knows
+  check_positions(k, "k_positions", 0, kMaxPosition);
+  EXPECT_EQ(checked_consecutive(k), false);
+  const Tensor n = view(narrow.data(), DType::i32, {3});
+  check_positions(n, "positions", 0, 8);
+  EXPECT_EQ(checked_consecutive(n), false);
+  EXPECT_EQ(checked_consecutive(k), false);  // the last two views checked are kept
+  EXPECT_EQ(checked_consecutive(q), std::nullopt);
+  narrow[2] = 5;
+  check_positions(n, "positions", 0, 8);
+  EXPECT_EQ(checked_consecutive(n), true);
+  const Tensor every_other = view(keys.data(), DType::i64, {2}, {2});
+  check_positions(every_other, "positions", 0, kMaxPosition);
+  EXPECT_EQ(checked_consecutive(every_other), std::nullopt);  // strided: not looked at
+  keys[4] = 99;  // a failed check forgets what an earlier one found
+  try {
+    check_positions(k, "k_positions", 0, 20);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "k_positions[4]");
+  }
+  EXPECT_EQ(checked_consecutive(k), std::nullopt);
 }
 
 TEST(Tensor, ViewVariantsFlagDtypeAndStrides) {

@@ -89,6 +89,30 @@ TEST(OptimizedAlibi, DirectRowsAreBitwiseTheReference) {
   }
 }
 
+// The kernel learns from validate() whether the keys are consecutive (checked_consecutive): a call
+// on the same key buffer after its values changed must see the change, on every target.
+TEST(OptimizedAlibi, KeysChangedBetweenCallsOnTheSameBufferAreSeen) {
+  const int64_t heads = 4, tk = 1000;
+  std::vector<int64_t> q = {tk - 1}, k(tk);
+  for (int64_t j = 0; j < tk; ++j) k[j] = j;
+  std::vector<float> out(heads * tk), expected(heads * tk);
+  AlibiCall call{.n_heads = heads};
+  call.q_positions = view(q.data(), DType::i64, {1});
+  call.k_positions = view(k.data(), DType::i64, {tk});
+  call.bias = view(out.data(), DType::f32, {heads, 1, tk});
+  for (const Impl<AlibiCall>& impl : alibi()) {
+    if (!impl.unavailable_reason().empty()) continue;
+    k[500] = 500;
+    impl.run(call);  // consecutive keys: rows from an iota of distances
+    k[500] = 7;      // the same buffer, no longer consecutive
+    impl.run(call);
+    AlibiCall ref = call;
+    ref.bias = view(expected.data(), DType::f32, {heads, 1, tk});
+    reference::alibi(ref);
+    EXPECT_EQ(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)), 0) << impl.name;
+  }
+}
+
 // A bias larger than the last-level cache is written with non-temporal stores; the rows' starts
 // are unaligned (tk odd), so each row has an element-wise head and tail.
 TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {

@@ -10,9 +10,11 @@
 #define POSENC_OPTIMIZED_BIAS_LINES_SHARED
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "posenc/position_facts.h"
 #include "posenc/tensor.h"
 
 namespace posenc::optimized {
@@ -55,8 +57,11 @@ struct BiasLines {
     tq = static_cast<int64_t>(q_pos.size());
     tk = k_positions.shape[0];
     if (tq == 0 || tk == 0 || bias.strides[2] != 1) return;
+    // validate() has just checked the keys, and learned this in the same pass.
+    const std::optional<bool> known = checked_consecutive(k_positions);
     const bool consecutive =
-        k_positions.dtype == DType::i64
+        known ? *known
+        : k_positions.dtype == DType::i64
             ? is_consecutive(k_positions.as<int64_t>(), k_positions.strides[0], tk)
             : is_consecutive(k_positions.as<int32_t>(), k_positions.strides[0], tk);
     if (!consecutive) return;
