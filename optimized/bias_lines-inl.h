@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <type_traits>
 #include <vector>
 
 #include "posenc/position_facts.h"
@@ -26,24 +25,6 @@ inline bool stream_bias(const Tensor& bias) {
          bias.numel() * static_cast<int64_t>(dtype_size(bias.dtype)) > (int64_t{16} << 20);
 }
 
-// The OR of p[j] ^ (p[0] + j) for j < n: zero when the positions are consecutive. Branch-free, so
-// the compiler vectorizes it; AVX-512 or AVX2 where the CPU has it (element by element, this scan
-// was a fifth of a 32768-key decode call; 32768 cached i64 keys, AMD EPYC: 5.5 µs with AVX2,
-// 2.2 µs with AVX-512).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define POSENC_WIDE_SCAN __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define POSENC_WIDE_SCAN
-#endif
-template <class Index>
-POSENC_WIDE_SCAN inline std::make_unsigned_t<Index> drift(const Index* p, int64_t n) {
-  using Bits = std::make_unsigned_t<Index>;
-  Bits differs = 0;
-  for (int64_t j = 1; j < n; ++j) differs |= static_cast<Bits>(p[j]) ^ static_cast<Bits>(p[0] + j);
-  return differs;
-}
-#undef POSENC_WIDE_SCAN
-
 // Whether rows are windows of per-head lines (keys consecutive, output rows contiguous) and where
 // each row's window starts.
 struct BiasLines {
@@ -57,7 +38,8 @@ struct BiasLines {
     tq = static_cast<int64_t>(q_pos.size());
     tk = k_positions.shape[0];
     if (tq == 0 || tk == 0 || bias.strides[2] != 1) return;
-    // validate() has just checked the keys, and learned this in the same pass.
+    // validate() has just checked the keys and learned this in the same pass (contiguous keys);
+    // the loop below answers only what it did not look at (strided keys).
     const std::optional<bool> known = checked_consecutive(k_positions);
     const bool consecutive =
         known ? *known
@@ -80,7 +62,6 @@ struct BiasLines {
  private:
   template <class Index>
   static bool is_consecutive(const Index* p, int64_t stride, int64_t n) {
-    if (stride == 1) return n == 0 || drift(p, n) == 0;
     for (int64_t j = 1; j < n; ++j) {
       if (p[j * stride] != p[0] + j) return false;
     }
