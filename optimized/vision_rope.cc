@@ -9,6 +9,10 @@
 // f32 from fp64 values, exactly as rope's on-the-fly coefficients are, so rope's proof
 // (optimized/rope.cc) carries over: bound 2 in the unit ulp_f32(‖(a, b)‖), 1 ulp of a bf16 or f16
 // output. The attention factor is 1 (no scaling), so no subnormal or overflow path is needed.
+// One exception to rounding to nearest: a nonzero sin θ of magnitude ≤ 2⁻¹⁵⁰ (an ω that small
+// needs a base like 1e300) would round to 0, and ∞·0 = NaN where the reference's ∞·sin θ is ±∞
+// (found by the vision_rope fuzz campaign). It is stored as ±2⁻¹⁴⁹, which adds at most
+// |b|·2⁻¹⁴⁹ < 2⁻¹²⁵ of the unit to an output's error.
 //
 // Both the table (rows split across threads, each row computed alone) and rope are bitwise
 // identical for every thread count.
@@ -71,6 +75,10 @@ void VisionRopeRows(const VisionRopeCall& call, const Angles& pairs, const int* 
         s = hn::Load(dd, sl);
         c = hn::Load(dd, cl);
       }
+      // See the top comment: a vanishing sin θ is stored as ±2⁻¹⁴⁹, not 0.
+      const auto vanishing =
+          hn::And(hn::Le(hn::Abs(s), hn::Set(dd, 0x1p-150)), hn::Ne(s, hn::Zero(dd)));
+      s = hn::IfThenElse(vanishing, hn::CopySign(hn::Set(dd, 0x1p-149), s), s);
       hn::Store(DemoteToF32(df, c), df, c_row + i);
       hn::Store(DemoteToF32(df, s), df, s_row + i);
     }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "optimized/optimized.h"
 #include "optimized/testing.h"
 #include "optimized/thread_pool.h"
@@ -82,6 +84,28 @@ TEST(OptimizedVisionRope, LongPositionsNegativeOffsetAndPartialRotationOnEveryTa
   s.base = 2;
   s.offset = -5;
   expect_every_target_matches(optimized::vision_rope(), problem(s, 8));
+}
+
+TEST(OptimizedVisionRope, InfiniteInputsWhereSinVanishesInF32OnEveryTarget) {
+  // Base 1e300, d = 8: ω = 1, 1e−75, 1e−150, 1e−225, so sin θ of the last three pairs is below
+  // f32's range. The reference's ∞·sin θ is ±∞; a sin rounded to 0 would make it NaN.
+  const Shape s{.tokens = 5,
+                .heads = 2,
+                .head_dim = 10,
+                .rotary_dim = 8,
+                .layout = RopeLayout::interleaved,
+                .base = 1e300};
+  const harness::Problem<VisionRopeCall> finite = problem(s, 12);
+  const harness::Problem<VisionRopeCall> infinite{
+      finite.label + ", ±∞ in every pair's second element", [=](Arena& arena) {
+        VisionRopeCall call = finite.build(arena);
+        for (int64_t t = 0; t < s.tokens; ++t)
+          for (int64_t h = 0; h < s.heads; ++h)
+            for (int64_t i = 0; i < s.rotary_dim / 2; ++i)
+              store(call.q, call.q.offset(t, h, 2 * i + 1), (t + h + i) % 2 ? INFINITY : -INFINITY);
+        return call;
+      }};
+  expect_every_target_matches(optimized::vision_rope(), infinite);
 }
 
 TEST(OptimizedVisionRope, BitwiseIdenticalForEveryThreadCount) {
