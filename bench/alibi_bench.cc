@@ -31,6 +31,7 @@ Case<AlibiCall> alibi_case(const BiasShape& s, bool causal, DType dtype) {
       .label = s.label() + (causal ? ",causal" : ",symmetric") +
                (dtype == DType::f32 ? std::string() : std::string(",") + dtype_name(dtype)),
       .bytes = bytes,
+      .write_only = true,
       .reference = bytes <= kReferenceMaxBytes,
       .build =
           [=](Buffers& b) {

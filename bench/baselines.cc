@@ -11,6 +11,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "bench/plain_elements.h"
 
 namespace posenc::bench {
@@ -21,6 +25,28 @@ void stream_scale(float* a, int64_t n, float s) {
 
 void stream_copy(const float* a, float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) b[i] = a[i];
+}
+
+void stream_fill(float* a, int64_t n, float v) {
+  for (int64_t i = 0; i < n; ++i) a[i] = v;
+}
+
+void stream_fill_nontemporal(float* a, int64_t n, float v) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 64 != 0; ++i) a[i] = v;
+  for (const __m512 x = _mm512_set1_ps(v); i + 16 <= n; i += 16) _mm512_stream_ps(a + i, x);
+#elif defined(__AVX__)
+  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 32 != 0; ++i) a[i] = v;
+  for (const __m256 x = _mm256_set1_ps(v); i + 8 <= n; i += 8) _mm256_stream_ps(a + i, x);
+#elif defined(__SSE2__)
+  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 16 != 0; ++i) a[i] = v;
+  for (const __m128 x = _mm_set1_ps(v); i + 4 <= n; i += 4) _mm_stream_ps(a + i, x);
+#endif
+  for (; i < n; ++i) a[i] = v;
+#if defined(__SSE2__)
+  _mm_sfence();  // as the kernels' hwy::FlushStream: the stores are visible when the pass returns
+#endif
 }
 
 namespace {

@@ -1,6 +1,6 @@
-// The yardsticks kernels are measured against, in the same run: a STREAM-like scale and copy (the
-// memory roof), Eigen's GEMM (the attention FLOP/s ceiling), and the "plain" peers: the loop a user
-// would write instead of calling posenc (-O3 -march=native, OpenMP over rows from Debian's
+// The yardsticks kernels are measured against, in the same run: a STREAM-like scale, copy and fill
+// (the memory roofs), Eigen's GEMM (the attention FLOP/s ceiling), and the "plain" peers: the loop
+// a user would write instead of calling posenc (-O3 -march=native, OpenMP over rows from Debian's
 // libgomp). baselines.cc is built with -march=native so all of them use this machine's widest
 // vectors, as the Highway kernels do: run posenc_bench where it was built. No posenc function is
 // called here (an inline one compiled with -march=native could be the copy the linker keeps).
@@ -15,6 +15,11 @@ namespace posenc::bench {
 void stream_scale(float* a, int64_t n, float s);
 // b[i] = a[i] for i < n.
 void stream_copy(const float* a, float* b, int64_t n);
+// a[i] = v for i < n: with ordinary stores (each line is read before it is written, unless the
+// CPU elides that), and with non-temporal ones (written past the caches, as the kernels stream
+// outputs larger than the last-level cache).
+void stream_fill(float* a, int64_t n, float v);
+void stream_fill_nontemporal(float* a, int64_t n, float v);
 
 // Eigen's single-precision GEMM on attention's two products, for heads [h0, h1): per head
 // S = Q_h·K_hᵀ (tq × tk, into `scores`), then O_h = S·V_h. q and out are [tq, heads, d], k and v

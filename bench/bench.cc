@@ -181,13 +181,19 @@ std::pair<int64_t, int64_t> split(int64_t n, int part, int parts) {
 
 // ---- Measuring ----
 
-void report_bytes(benchmark::State& state, double bytes, int threads) {
+void measure_roofs(double bytes, int threads, bool write_only) {
+  scale_roof(bytes, threads), copy_roof(bytes, threads);
+  if (write_only) write_roof(bytes, threads);
+}
+
+void report_bytes(benchmark::State& state, double bytes, int threads, bool write_only) {
   using benchmark::Counter;
   const double roof = scale_roof(bytes, threads);
   state.SetBytesProcessed(static_cast<int64_t>(bytes * static_cast<double>(state.iterations())));
   state.counters["roof_pct"] = Counter(100 * bytes / roof, Counter::kIsIterationInvariantRate);
   state.counters["roof_GBps"] = roof / 1e9;
   state.counters["copy_GBps"] = copy_roof(bytes, threads) / 1e9;
+  if (write_only) state.counters["write_GBps"] = write_roof(bytes, threads) / 1e9;
 }
 
 double measure_rate(const std::function<void()>& pass, double work, double min_seconds) {

@@ -74,7 +74,11 @@ std::pair<int64_t, int64_t> split(int64_t n, int part, int parts);
 double scale_roof(double bytes, int threads);
 // The same for copy, b[i] = a[i], over two arrays of bytes/8 elements each.
 double copy_roof(double bytes, int threads);
-// The roof/scale and roof/copy rows, at a few sizes from L1 to DRAM.
+// Writing `bytes` without reading them, a[i] = v over bytes/4 elements: the faster of ordinary and
+// non-temporal stores. The roof of a case whose bytes are almost all output (Case::write_only).
+double write_roof(double bytes, int threads);
+// The roof/scale, roof/copy, roof/fill and roof/fill_nontemporal rows, at a few sizes from L1 to
+// DRAM.
 void register_roof_rows();
 // The pool/* rows: the thread pool's hand-off latency, and libgomp's (pool_bench.cc).
 void register_pool_rows();
@@ -116,6 +120,9 @@ struct Case {
   std::string label;  // "t=4096,h=32,d=128,cached": no '/', which separates a row's name parts
   double bytes = 0;   // read + written by one call, from the shapes
   double flops = 0;   // attention: floating-point operations of one call; 0 elsewhere
+  // Whether nearly all of `bytes` is output the call writes without reading (a bias or a table):
+  // its rows then also report the write roof, and its thread scaling is judged against that roof.
+  bool write_only = false;
   // Whether the fp64 reference runs this case. It is slow, so only the smaller cases.
   bool reference = false;
   // The call over buffers from `buffers`; the runner sets `threads`.
@@ -174,8 +181,11 @@ class CaseSlot {
 CaseSlot& case_slot();
 
 // The counters of every row whose calls move `bytes`: bytes_per_second, roof_pct (of the scale
-// roof at the same bytes and threads), roof_GBps and copy_GBps (the two roofs).
-void report_bytes(benchmark::State& state, double bytes, int threads);
+// roof at the same bytes and threads), roof_GBps and copy_GBps (the two roofs), and for a
+// write-only case write_GBps (the write roof).
+void report_bytes(benchmark::State& state, double bytes, int threads, bool write_only);
+// Measures (and caches) the roofs report_bytes will read, so that no roof runs inside a timed loop.
+void measure_roofs(double bytes, int threads, bool write_only);
 
 // The body of one benchmark row: `impl` (a registry entry, or a plugin's kernel) on case `c` at
 // `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads),
@@ -191,7 +201,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, const Impl<Call>& im
   if (&impl == &reference_impl<Call>()) state.SetLabel("reference");  // for report.py
   Call call = case_slot().get(c);
   call.threads = threads;
-  scale_roof(c.bytes, threads), copy_roof(c.bytes, threads);  // measured before the timed loop
+  measure_roofs(c.bytes, threads, c.write_only);  // before the timed loop
   const double baseline = c.baseline_flops ? c.baseline_flops(threads) : 0;
   try {
     impl.run(call);  // warm-up; a rejected call surfaces here, outside the timed loop
@@ -212,7 +222,7 @@ void run_case(benchmark::State& state, const Case<Call>& c, const Impl<Call>& im
                elapsed.count() / static_cast<double>(state.iterations()));
 
   using benchmark::Counter;
-  report_bytes(state, c.bytes, threads);
+  report_bytes(state, c.bytes, threads, c.write_only);
   if (c.flops > 0) {
     state.counters["flops_per_second"] = Counter(c.flops, Counter::kIsIterationInvariantRate);
   }
@@ -230,10 +240,10 @@ void run_plain(benchmark::State& state, const Case<Call>& c, int threads) {
   const Call& call = case_slot().get(c);
   Buffers extra(true);
   const std::function<void(int)> pass = c.plain(call, extra);
-  scale_roof(c.bytes, threads), copy_roof(c.bytes, threads);  // measured before the timed loop
-  pass(threads);                                              // warm-up
+  measure_roofs(c.bytes, threads, c.write_only);  // before the timed loop
+  pass(threads);                                  // warm-up
   for (auto _ : state) pass(threads);
-  report_bytes(state, c.bytes, threads);
+  report_bytes(state, c.bytes, threads, c.write_only);
   if (c.plain_error) state.counters["max_error"] = c.plain_error(call);
 }
 

@@ -1,6 +1,7 @@
-// The memory-bandwidth roof, STREAM-like: scale (a[i] = s·a[i], in place) and copy (b[i] = a[i]),
-// f32, split over 1 or 2 threads. scale_roof() and copy_roof() measure at a kernel's exact byte
-// count once per run; the roof/* rows show both at a few sizes from L1 to DRAM.
+// The memory-bandwidth roofs, STREAM-like, f32, split over 1 or 2 threads: scale (a[i] = s·a[i], in
+// place), copy (b[i] = a[i]) and write (a[i] = v, the faster of ordinary and non-temporal stores).
+// scale_roof(), copy_roof() and write_roof() measure at a kernel's exact byte count once per run;
+// the roof/* rows show them at a few sizes from L1 to DRAM.
 #include <map>
 #include <tuple>
 
@@ -11,35 +12,62 @@ namespace posenc::bench {
 
 namespace {
 
-// One pre-touched scale or copy stream whose every pass moves `bytes` (each element is read once
-// and written once; at least one cache line per thread).
+enum class Kind { scale, copy, fill, fill_nontemporal };
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::scale:
+      return "scale";
+    case Kind::copy:
+      return "copy";
+    case Kind::fill:
+      return "fill";
+    case Kind::fill_nontemporal:
+      return "fill_nontemporal";
+  }
+  return "?";
+}
+
+// One pre-touched stream whose every pass moves `bytes`: scale and copy read and write each
+// element once (bytes/8 elements), a fill writes each of bytes/4 (at least one cache line per
+// thread).
 class Stream {
  public:
-  Stream(bool scale, double bytes, int threads)
-      : scale_(scale),
+  Stream(Kind kind, double bytes, int threads)
+      : kind_(kind),
         threads_(threads),
-        n_(std::max<int64_t>(static_cast<int64_t>(bytes / 8), 16 * threads)),
+        n_(std::max<int64_t>(static_cast<int64_t>(bytes / element_bytes()), 16 * threads)),
         buffers_(true),
         a_(buffers_.floats(n_)),
-        b_(scale ? nullptr : buffers_.floats(n_)) {
+        b_(kind == Kind::copy ? buffers_.floats(n_) : nullptr) {
     std::fill(a_, a_ + n_, 1.0f);
   }
 
-  double bytes() const { return 8.0 * static_cast<double>(n_); }
+  double bytes() const { return element_bytes() * static_cast<double>(n_); }
 
   void operator()() {
     run_parallel(threads_, [&](int part, int parts) {
       auto [begin, end] = split(n_, part, parts);
-      if (scale_)
-        stream_scale(a_ + begin, end - begin, s_);
-      else
-        stream_copy(a_ + begin, b_ + begin, end - begin);
+      switch (kind_) {
+        case Kind::scale:
+          return stream_scale(a_ + begin, end - begin, s_);
+        case Kind::copy:
+          return stream_copy(a_ + begin, b_ + begin, end - begin);
+        case Kind::fill:
+          return stream_fill(a_ + begin, end - begin, s_);
+        case Kind::fill_nontemporal:
+          return stream_fill_nontemporal(a_ + begin, end - begin, s_);
+      }
     });
     s_ = 1 / s_;  // alternate 2 and 1/2, so values never drift
   }
 
  private:
-  bool scale_;
+  double element_bytes() const {
+    return kind_ == Kind::fill || kind_ == Kind::fill_nontemporal ? 4.0 : 8.0;
+  }
+
+  Kind kind_;
   int threads_;
   int64_t n_;
   Buffers buffers_;
@@ -56,11 +84,11 @@ std::string human_bytes(int64_t bytes) {
 }
 
 // Measured once per (kind, bytes, threads) per run.
-double roof(bool scale, double bytes, int threads) {
-  static std::map<std::tuple<bool, double, int>, double> cache;
-  auto [it, inserted] = cache.try_emplace({scale, bytes, threads}, 0.0);
+double roof(Kind kind, double bytes, int threads) {
+  static std::map<std::tuple<Kind, double, int>, double> cache;
+  auto [it, inserted] = cache.try_emplace({kind, bytes, threads}, 0.0);
   if (inserted) {
-    Stream stream(scale, bytes, threads);
+    Stream stream(kind, bytes, threads);
     it->second = measure_rate(std::ref(stream), stream.bytes(), baseline_seconds());
   }
   return it->second;
@@ -68,21 +96,24 @@ double roof(bool scale, double bytes, int threads) {
 
 }  // namespace
 
-double scale_roof(double bytes, int threads) { return roof(true, bytes, threads); }
-double copy_roof(double bytes, int threads) { return roof(false, bytes, threads); }
+double scale_roof(double bytes, int threads) { return roof(Kind::scale, bytes, threads); }
+double copy_roof(double bytes, int threads) { return roof(Kind::copy, bytes, threads); }
+double write_roof(double bytes, int threads) {
+  return std::max(roof(Kind::fill, bytes, threads), roof(Kind::fill_nontemporal, bytes, threads));
+}
 
 void register_roof_rows() {
   std::vector<int64_t> sizes = {int64_t{64} << 10, int64_t{1} << 20};
   if (!smoke())
     sizes.insert(sizes.end(), {int64_t{16} << 20, int64_t{256} << 20, int64_t{1} << 30});
-  for (bool scale : {true, false}) {
+  for (Kind kind : {Kind::scale, Kind::copy, Kind::fill, Kind::fill_nontemporal}) {
     for (int64_t bytes : sizes) {
       for (int threads : kThreadCounts) {
-        const std::string name = std::string("roof/") + (scale ? "scale" : "copy") +
+        const std::string name = std::string("roof/") + kind_name(kind) +
                                  "/bytes=" + human_bytes(bytes) +
                                  "/threads:" + std::to_string(threads);
         benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-          Stream stream(scale, static_cast<double>(bytes), threads);
+          Stream stream(kind, static_cast<double>(bytes), threads);
           stream();  // warm-up
           for (auto _ : state) stream();
           state.SetBytesProcessed(static_cast<int64_t>(stream.bytes()) * state.iterations());

@@ -11,6 +11,7 @@ Case<RopeCacheCall> rope_cache_case(int64_t rows, int64_t d) {
   return {
       .label = "rows=" + std::to_string(rows) + ",d=" + std::to_string(d),
       .bytes = bytes,
+      .write_only = true,
       .reference = bytes <= kReferenceMaxBytes,
       .build =
           [=](Buffers& b) {

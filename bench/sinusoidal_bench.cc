@@ -37,6 +37,7 @@ Case<SinusoidalCall> sinusoidal_case(const TokenShape& s, bool add, DType dtype)
                (add ? ",add" : ",table") +
                (dtype == DType::f32 ? std::string() : std::string(",") + dtype_name(dtype)),
       .bytes = bytes,
+      .write_only = !add,
       .reference = bytes <= kReferenceMaxBytes,
       .build =
           [t, width, add, dtype](Buffers& b) {

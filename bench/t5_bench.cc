@@ -16,6 +16,7 @@ Case<T5Call> t5_case(const BiasShape& s, bool bidirectional, DType dtype) {
       .label = s.label() + (bidirectional ? ",bidirectional" : ",causal") +
                (dtype == DType::f32 ? std::string() : std::string(",") + dtype_name(dtype)),
       .bytes = bytes,
+      .write_only = true,
       .reference = bytes <= kReferenceMaxBytes,
       .build =
           [=](Buffers& b) {
