@@ -136,8 +136,8 @@ void run_vision_rope(const VisionRopeCall& call, VisionRopeRowsFn* rows) {
   auto iota = hwy::AllocateAligned<int64_t>(tokens);
   for (int64_t t = 0; t < tokens; ++t) iota[t] = t;
   float *cos = table.get(), *sin = table.get() + tokens * padded;
-  // As mrope's table: about 0.5 ns per cos/sin pair.
-  const int parts = plan_parts(call.threads, tokens, 0.5 * static_cast<double>(half));
+  const int parts =
+      plan_parts(call.threads, tokens, kFreshSinCosPairNanos * static_cast<double>(half));
   parallel_for(tokens, parts,
                [&](Range r) { rows(call, pairs, axes.data(), cos, sin, r.begin, r.end); });
   RopeCall rope = as_rope(call, view(iota.get(), DType::i64, {tokens}));
