@@ -125,6 +125,9 @@ struct Case {
   bool write_only = false;
   // Whether the fp64 reference runs this case. It is slow, so only the smaller cases.
   bool reference = false;
+  // Whether only the dispatcher ("<family>/optimized") and the peers run it: a shape too slow to
+  // time on every SIMD target (seconds per call each).
+  bool dispatcher_only = false;
   // The call over buffers from `buffers`; the runner sets `threads`.
   std::function<Call(Buffers&)> build;
   // Attention: FLOP/s of the baseline library on this shape at `threads`, or null.
@@ -257,8 +260,9 @@ std::function<void(std::shared_ptr<const Case<Call>>)>& case_sink() {
 
 // Registers one row per (threads, supporting implementation) of case `c`, named
 // "<impl name>/<label>/threads:<n>", and its plain peer's rows
-// "<family>/plain/<label>/threads:<n>". The reference runs only cases marked `reference`, and an
-// implementation that ignores `threads` runs only at 1 thread.
+// "<family>/plain/<label>/threads:<n>". The reference runs only cases marked `reference`, a case
+// marked `dispatcher_only` runs no other implementation, and an implementation that ignores
+// `threads` runs only at 1 thread.
 template <class Call>
 void register_case(Case<Call> c) {
   auto shared = std::make_shared<const Case<Call>>(std::move(c));
@@ -278,6 +282,9 @@ void register_case(Case<Call> c) {
     for (const Impl<Call>& impl : table) {
       if (!supports(impl, probe)) continue;
       if (&impl == &reference_impl<Call>() && !shared->reference) continue;
+      if (shared->dispatcher_only &&
+          impl.name != std::string(family_name(Call::kFamily)) + "/optimized")
+        continue;
       if (!impl.threaded && threads != 1) continue;
       const std::string name =
           impl.name + "/" + shared->label + "/threads:" + std::to_string(threads);

@@ -169,6 +169,9 @@ def targets(families):
     for direction in ("bidirectional", "causal"):
         add("t5, % of scale roof", "t5", f"tq=2048,tk=2048,h=64,{direction}", "roof_pct", 80)
     add("attention, % of Eigen GEMM", "attention", "t=4096,h=8,d=128", "gemm_pct", 50)
+    for shape in ("t=512,h=8,d=64", "t=512,h=32,d=128", "t=1024,h=8,d=64", "t=1024,h=32,d=128",
+                  "t=4096,h=8,d=64", "t=4096,h=32,d=128"):
+        add("attention f32, % of Eigen GEMM (issue 18)", "attention", shape, "gemm_pct", 85)
 
     slower, pairs = [], 0
     for family, rows in families.items():
