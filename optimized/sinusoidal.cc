@@ -74,8 +74,9 @@ HWY_INLINE void StorePairs(V a, V b, L* o, bool stream) {
 // x rounded once to T (bf16 or f16), to nearest even, from its double bits: the magnitude's
 // dropped mantissa bits (45 for bf16's 7 kept, 42 for f16's 10) rounded into the kept ones (a
 // carry moves into the exponent, up to ∞ just past the largest finite), then the exponent rebiased
-// (1023 to 127 or 15). Exact for lanes whose |x| is normal in T and below 2^(emax + 1); `fast`
-// says which. The 16 bits come back in the low bits of u64 lanes.
+// (1023 to 127 or 15). Exact for lanes whose |x| is normal in T and below 2^(emax + 1), and for
+// ±0 (a table's position 0 has sin = 0 in every column); `fast` says which. The 16 bits come back
+// in the low bits of u64 lanes.
 template <class T, class D, class V = hn::VFromD<D>>
 HWY_INLINE hn::VFromD<hn::RebindToUnsigned<D>> Bits16FromF64(D d, V x, hn::Mask<D>& fast) {
   const hn::RebindToUnsigned<D> du;
@@ -88,12 +89,16 @@ HWY_INLINE hn::VFromD<hn::RebindToUnsigned<D>> Bits16FromF64(D d, V x, hn::Mask<
   const auto u = hn::BitCast(du, x);
   const auto a = hn::And(u, hn::Set(du, 0x7FFFFFFFFFFFFFFF));
   const auto ai = hn::BitCast(di, a);
-  fast = hn::RebindMask(d, hn::And(hn::Gt(ai, hn::Set(di, static_cast<int64_t>(kLeast) - 1)),
-                                   hn::Lt(ai, hn::Set(di, static_cast<int64_t>(kPast)))));
+  const auto zero = hn::Eq(ai, hn::Zero(di));
+  fast = hn::RebindMask(
+      d, hn::Or(zero, hn::And(hn::Gt(ai, hn::Set(di, static_cast<int64_t>(kLeast) - 1)),
+                              hn::Lt(ai, hn::Set(di, static_cast<int64_t>(kPast))))));
   const auto odd = hn::And(hn::ShiftRight<kDrop>(a), hn::Set(du, 1));
   const auto rounded = hn::ShiftRight<kDrop>(
       hn::Add(a, hn::Add(hn::Set(du, (uint64_t{1} << (kDrop - 1)) - 1), odd)));
-  return hn::Or(hn::Sub(rounded, hn::Set(du, kRebias)), hn::ShiftLeft<15>(hn::ShiftRight<63>(u)));
+  const auto magnitude =
+      hn::IfThenZeroElse(hn::RebindMask(du, zero), hn::Sub(rounded, hn::Set(du, kRebias)));
+  return hn::Or(magnitude, hn::ShiftLeft<15>(hn::ShiftRight<63>(u)));
 }
 
 #endif
