@@ -75,11 +75,11 @@ Frequencies llama3(int64_t d, double base, const RopeScaling& s) {
 Frequencies longrope(int64_t d, double base, const RopeScaling& s) {
   const std::vector<double>& ext =
       s.seq_len > s.original_max_position ? s.long_factor : s.short_factor;
-  Frequencies out{std::vector<double>(d / 2), 1.0};
-  for (int64_t i = 0; i < d / 2; ++i) {
-    out.inv_freq[i] =
-        1.0 / (ext[i] * std::pow(base, 2.0 * static_cast<double>(i) / static_cast<double>(d)));
-  }
+  // ω_i / ext_i rather than 1 / (ext_i · base^(2i/d)): that product overflows to ∞ (and ω_i to 0)
+  // where the quotient is a subnormal, e.g. ext_i = 1e300 (found by the rope_frequencies fuzz
+  // campaign).
+  Frequencies out{default_frequencies(d, base), 1.0};
+  for (int64_t i = 0; i < d / 2; ++i) out.inv_freq[i] /= ext[i];
   if (s.factor > 1) {
     out.attention_factor =
         std::sqrt(1 + std::log(s.factor) / std::log(static_cast<double>(s.original_max_position)));

@@ -124,6 +124,21 @@ TEST(OptimizedRopeFrequencies, LongropePicksFactorsBySequenceLength) {
   EXPECT_NEAR(r.factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)), 1e-15);
 }
 
+TEST(OptimizedRopeFrequencies, LongropeFactorsMayMakeOmegaSubnormal) {
+  // Base 1e10, d = 16: ω_7 / 1e300 = 1.8e-309 is subnormal, and ext_7 · base^(14/16) = 7.5e308
+  // overflows: the quotient must not become 0.
+  const RopeScaling s{.kind = RopeScalingKind::longrope,
+                      .original_max_position = 4096,
+                      .short_factor = std::vector<double>(8, 1e300),
+                      .long_factor = std::vector<double>(8, 1e300)};
+  const Result r = frequencies(16, 1e10, s);
+  for (int64_t i = 0; i < 8; ++i) {
+    const double expected = unscaled(i, 16, 1e10) / 1e300;
+    EXPECT_DOUBLE_EQ(r.omega[i], expected) << i;  // within 4 ulps, subnormal ones included
+    EXPECT_GT(r.omega[i], 0) << i;
+  }
+}
+
 TEST(OptimizedRopeFrequencies, ExplicitAttentionFactorWins) {
   const Result r = frequencies(32, 10000,
                                {.kind = RopeScalingKind::yarn,
