@@ -16,11 +16,6 @@ namespace posenc::optimized {
 // The vector sin/cos is accurate for 0 ≤ θ ≤ kMaxVectorAngle (k = round(θ/π) < 2²⁵, so k·π₁ is
 // exact); larger angles (ω > 8 at p = 2²⁴, only for unusual bases or scalings) use libm.
 inline constexpr double kMaxVectorAngle = 134217728.0;  // 2^27
-// What a table row costs per cos/sin pair when each pair is a fresh vector SinCos of its own
-// angle (mrope's and vision_rope's per-token tables), for plan_parts. Measured at 1 thread
-// (AVX-512, [128…4096 tokens, 8…32 heads, 64…128 dims], the call less a cached rope of the
-// same shape): 1.6–4.3 ns. rope_cache's rows step by rotations instead: about 0.5 ns.
-inline constexpr double kFreshSinCosPairNanos = 3;
 // Frequency arrays are zero-padded to a multiple of this (≥ twice the widest double vector), so
 // kernels load whole vectors; padded lanes hold θ = 0.
 inline constexpr int64_t kAnglePad = 16;

@@ -4,7 +4,8 @@
 // f·cos θ and f·sin θ of that token's own per-pair positions. This file fills such a table, one row
 // per token: exact angles (the split frequencies of angles.h times each pair's position), double
 // sin/cos vectorized over i (math-inl.h's SinCos), times f in double, rounded once to f32; then it
-// runs the optimized rope of the same Highway target with that table and positions 0 … tokens − 1.
+// runs the optimized rope of the same Highway target with that table, each part of the tokens
+// filling its rows and rotating its tokens in one parallel region (table_rope.h).
 // The coefficients are thus rounded once to f32 from fp64 values, exactly as rope's on-the-fly
 // coefficients are, so rope's proof (optimized/rope.cc) carries over: bound 2 in the unit
 // ulp_f32(f·‖(a, b)‖), 1 ulp of a bf16 or f16 output; rope's overflow guard (a row entry above 1,
@@ -27,7 +28,7 @@
 
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
-#include "optimized/thread_pool.h"
+#include "optimized/table_rope.h"
 #endif
 
 #undef HWY_TARGET_INCLUDE
@@ -167,19 +168,12 @@ void run_mrope(const MropeCall& call, MropeRowsFn* rows) {
   }
   std::vector<int> axes(half);
   for (int64_t i = 0; i < half; ++i) axes[i] = mrope_axis(call.convention, call.mrope_section, i);
-  const int64_t padded = angles.padded();
-  auto table = hwy::AllocateAligned<float>(2 * tokens * padded);
-  auto iota = hwy::AllocateAligned<int64_t>(tokens);
-  for (int64_t t = 0; t < tokens; ++t) iota[t] = t;
-  float *cos = table.get(), *sin = table.get() + tokens * padded;
-  const int parts =
-      plan_parts(call.threads, tokens, kFreshSinCosPairNanos * static_cast<double>(half));
-  parallel_for(tokens, parts,
-               [&](Range r) { rows(call, angles, axes.data(), cos, sin, r.begin, r.end); });
-  RopeCall rope = as_rope(call, view(iota.get(), DType::i64, {tokens}));
-  rope.cos = view(cos, DType::f32, {tokens, half}, {padded, 1});
-  rope.sin = view(sin, DType::f32, {tokens, half}, {padded, 1});
-  rope_of(rows).run(rope);
+  run_table_rope(
+      as_rope(call, Tensor{}), angles.padded(),
+      [&](float* cos, float* sin, int64_t begin, int64_t end) {
+        rows(call, angles, axes.data(), cos, sin, begin, end);
+      },
+      rope_of(rows));
 }
 
 }  // namespace

@@ -50,6 +50,7 @@
 #include <optional>
 
 #include "optimized/angles.h"
+#include "optimized/costs.h"
 #include "optimized/optimized.h"
 #include "optimized/thread_pool.h"
 
@@ -697,11 +698,8 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
   plan.exact_from = 0x1p127f;
   plan.q = heads_of(call.q, call.q_out);
   if (call.k) plan.k = heads_of(*call.k, *call.k_out);
-  // Measured in cache: about 0.07 ns per element rotated or copied, 0.2 ns per coefficient pair
-  // (a cache row, or a rotation step; a fresh sin/cos every 16 tokens costs 1 ns).
-  const double per_token = 0.07 * static_cast<double>((plan.q.heads + plan.k.heads) * head_dim) +
-                           0.2 * static_cast<double>(plan.half);
-  const int parts = plan_parts(call.threads, tokens, per_token);
+  const int parts = plan_parts(
+      call.threads, tokens, rope_nanos_per_token(plan.q.heads + plan.k.heads, head_dim, plan.half));
   const int64_t bytes = tokens * (plan.q.heads + plan.k.heads) * head_dim *
                         static_cast<int64_t>(dtype_size(plan.dtype));
   plan.chunk_outer = bytes <= kCachedBytes;
