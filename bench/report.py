@@ -278,7 +278,8 @@ def main(path):
     lines += ["#### Targets (issues 8, 9 and 18)", ""] + targets(families) + [""]
     lines += [
         "Per family: time per call; GB/s of the bytes the call must read and write; % of the "
-        "scale roof at the same bytes and threads (both roofs shown); speedup over the fp64 "
+        "scale roof at the same bytes and threads (the roofs shown: scale and copy, and write "
+        "for a case that only writes); speedup over the fp64 "
         "reference, which runs only the smaller cases (≤ 64 MiB moved; attention t=512,h=8,d=64) "
         "and only at 1 thread; speedup over the plain peer (the loop a user would write instead, "
         "-O3 -march=native, OpenMP over rows: bench/baselines.h) at the same threads; speedup of "
