@@ -136,6 +136,10 @@ struct Case {
   // call's buffers, and `extra` for anything more it needs (built untimed, e.g. a cos/sin table),
   // returns its pass at `threads`. Null where the family has none.
   std::function<std::function<void(int threads)>(const Call&, Buffers& extra)> plain;
+  // Optional: the call prepared once for a loop that repeats it (rope's posenc::RopeStep),
+  // returning one step; timed as "<family>/step/<label>" rows beside the dispatcher's per-call
+  // cost.
+  std::function<std::function<void()>(const Call&)> step;
   // Optional: after a plain pass, the largest error of its output in the family's tolerance unit
   // (the peers make no accuracy promise; this states what their speed buys).
   std::function<double(const Call&)> plain_error;
@@ -250,6 +254,18 @@ void run_plain(benchmark::State& state, const Case<Call>& c, int threads) {
   if (c.plain_error) state.counters["max_error"] = c.plain_error(call);
 }
 
+// The body of a step row: case `c`'s call prepared once at `threads` (Case::step), then stepped.
+template <class Call>
+void run_step(benchmark::State& state, const Case<Call>& c, int threads) {
+  Call call = case_slot().get(c);
+  call.threads = threads;
+  const std::function<void()> step = c.step(call);
+  measure_roofs(c.bytes, threads, c.write_only);  // before the timed loop
+  step();                                         // warm-up
+  for (auto _ : state) step();
+  report_bytes(state, c.bytes, threads, c.write_only);
+}
+
 // Where register_case sends a family's cases when set, instead of registering their rows:
 // `posenc bench --kernel` (tools/) times a plugin's kernels on the same cases.
 template <class Call>
@@ -259,10 +275,10 @@ std::function<void(std::shared_ptr<const Case<Call>>)>& case_sink() {
 }
 
 // Registers one row per (threads, supporting implementation) of case `c`, named
-// "<impl name>/<label>/threads:<n>", and its plain peer's rows
-// "<family>/plain/<label>/threads:<n>". The reference runs only cases marked `reference`, a case
-// marked `dispatcher_only` runs no other implementation, and an implementation that ignores
-// `threads` runs only at 1 thread.
+// "<impl name>/<label>/threads:<n>", its plain peer's rows "<family>/plain/<label>/threads:<n>",
+// and with Case::step, "<family>/step/<label>/threads:<n>". The reference runs only cases marked
+// `reference`, a case marked `dispatcher_only` runs no other implementation, and an implementation
+// that ignores `threads` runs only at 1 thread.
 template <class Call>
 void register_case(Case<Call> c) {
   auto shared = std::make_shared<const Case<Call>>(std::move(c));
@@ -273,6 +289,14 @@ void register_case(Case<Call> c) {
                              "/threads:" + std::to_string(threads);
     benchmark::RegisterBenchmark(name.c_str(), [shared, threads](benchmark::State& state) {
       run_plain(state, *shared, threads);
+    })->UseRealTime();
+  }
+  for (int threads : kThreadCounts) {
+    if (!shared->step) break;
+    const std::string name = std::string(family_name(Call::kFamily)) + "/step/" + shared->label +
+                             "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(name.c_str(), [shared, threads](benchmark::State& state) {
+      run_step(state, *shared, threads);
     })->UseRealTime();
   }
   Buffers plan(false);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "bench/bench.h"
+#include "posenc/run.h"
 
 namespace posenc::bench {
 namespace {
@@ -64,6 +65,12 @@ Case<RopeCall> rope_case(const TokenShape& s, bool cached, DType dtype = DType::
               plain_rope(q, plain_element(dtype), t, h, d, pos, cos, sin, threads);
             };
           },
+      // A decode loop's call, validated once (run.h): only the one-token cases.
+      .step = t != 1 ? nullptr
+                     : std::function<std::function<void()>(const RopeCall&)>(
+                           [](const RopeCall& call) -> std::function<void()> {
+                             return [step = RopeStep(call)] { step.step(); };
+                           }),
   };
 }
 

@@ -32,6 +32,9 @@ struct Angles {
   // one-token calls, which never split) reads or writes them.
   mutable int64_t fresh_position = -1;
   mutable std::vector<double> fresh_sin, fresh_cos;
+  // rope's f32 coefficients of that position, f·cos θ and sign·f·sin θ (sign 0 until computed).
+  mutable float fresh_sign = 0;
+  mutable std::vector<float> fresh_c, fresh_s;
 
   int64_t padded() const { return static_cast<int64_t>(hi.size()); }
   // Whether every angle p·ω of position p is in the vector sin/cos range.

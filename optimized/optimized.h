@@ -6,6 +6,7 @@
 // bound in the family's tolerance unit (see each function's definition).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "posenc/families.h"
@@ -17,5 +18,9 @@ namespace posenc::optimized {
 // in optimized/<family>.cc.
 #define POSENC_FAMILY(name, Call, NAME) std::vector<Impl<Call>> name();
 #include "posenc/families.inc"
+
+// rope's "optimized" entry for a call a decode loop repeats (posenc::RopeStep, run.h): validated
+// and planned once, here; each call of the result checks the positions' values and rotates.
+std::function<void()> rope_step(const RopeCall& call);
 
 }  // namespace posenc::optimized

@@ -167,7 +167,8 @@ HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float
   }
 }
 
-// From the walker's double sin/cos of the token, or the memo's (any alignment).
+// From the walker's double sin/cos of the token, or the memo's (any alignment), into c and s
+// (any alignment: scratch, or the memo's f32 vectors).
 template <class D>
 HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* sin,
                                      const double* cos, float* c, float* s) {
@@ -175,8 +176,8 @@ HWY_INLINE void ComputedCoefficients(D dd, const RopePlan& plan, const double* s
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const auto fc = hn::Set(dd, plan.factor), fs = hn::Set(dd, plan.sin_sign * plan.factor);
   for (int64_t i = 0; i < plan.half; i += N) {
-    hn::Store(DemoteToF32(df, hn::Mul(hn::LoadU(dd, cos + i), fc)), df, c + i);
-    hn::Store(DemoteToF32(df, hn::Mul(hn::LoadU(dd, sin + i), fs)), df, s + i);
+    hn::StoreU(DemoteToF32(df, hn::Mul(hn::LoadU(dd, cos + i), fc)), df, c + i);
+    hn::StoreU(DemoteToF32(df, hn::Mul(hn::LoadU(dd, sin + i), fs)), df, s + i);
   }
 }
 
@@ -249,17 +250,20 @@ HWY_INLINE void StorePairF32(D d, hn::VFromD<D> a, T* pa, hn::VFromD<D> b, T* pb
   StoreF32(d, b, pb);
 }
 
-// Whether |c[i]| > 1 or |s[i]| > 1 for some i < n (arrays padded to whole vectors).
+// Whether |c[i]| > 1 or |s[i]| > 1 (or NaN) for some i < n (arrays padded to whole vectors): the
+// largest magnitude's bits, as integers, above 1.0f's. A max chain, not a chain of masks, and one
+// compare at the end: this runs on every cached decode step.
 template <class D>
 HWY_INLINE bool AnyAboveOne(D d, const float* c, const float* s, int64_t n) {
+  const hn::RebindToSigned<D> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const auto one = hn::Set(d, 1.0f);
-  auto above = hn::Zero(d);
+  const auto magnitude = hn::Set(di, 0x7FFFFFFF);
+  auto top = hn::Zero(di);
   for (int64_t i = 0; i < n; i += N) {
-    above = hn::Or(above, hn::VecFromMask(d, hn::Gt(hn::Abs(hn::LoadU(d, c + i)), one)));
-    above = hn::Or(above, hn::VecFromMask(d, hn::Gt(hn::Abs(hn::LoadU(d, s + i)), one)));
+    top = hn::Max(top, hn::And(hn::BitCast(di, hn::LoadU(d, c + i)), magnitude));
+    top = hn::Max(top, hn::And(hn::BitCast(di, hn::LoadU(d, s + i)), magnitude));
   }
-  return !hn::AllFalse(d, hn::MaskFromVec(above));
+  return !hn::AllFalse(di, hn::Gt(top, hn::Set(di, 0x3F800000)));  // 1.0f
 }
 
 // Whether an output of the pair vector (x, y) may need ExactPairs: |x| + |y| ≥ exact_from or NaN
@@ -542,13 +546,14 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   std::fill(s + plan.half, s + padded, 0.0f);
   ExactPairs exact{&plan, 0, c, s};  // position set per token
   bool guarded = plan.guarded;       // set per token when cached
+  const float *cr = c, *sr = s;      // the token's coefficients: c, s or the memo's
   const auto rotate = [&](const Rows<T>& rows) {
     if (plan.interleaved) {
       guarded ? RotateInterleaved<true>(d, rows, rot, c2, s2, exact)
               : RotateInterleaved<false>(d, rows, rot, c2, s2, exact);
     } else {
-      guarded ? RotateHalfSplit<true>(d, rows, plan.half, c, s, exact)
-              : RotateHalfSplit<false>(d, rows, plan.half, c, s, exact);
+      guarded ? RotateHalfSplit<true>(d, rows, plan.half, cr, sr, exact)
+              : RotateHalfSplit<false>(d, rows, plan.half, cr, sr, exact);
     }
   };
   const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
@@ -592,8 +597,16 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
         angles.fresh_sin.assign(walker->sin(), walker->sin() + angles.padded());
         angles.fresh_cos.assign(walker->cos(), walker->cos() + angles.padded());
         angles.fresh_position = exact.position;
+        angles.fresh_sign = 0;
       }
-      ComputedCoefficients(dd, plan, angles.fresh_sin.data(), angles.fresh_cos.data(), c, s);
+      if (angles.fresh_sign != plan.sin_sign) {
+        angles.fresh_c.assign(padded, 0.0f);  // lanes past half: defined, see above
+        angles.fresh_s.assign(padded, 0.0f);
+        ComputedCoefficients(dd, plan, angles.fresh_sin.data(), angles.fresh_cos.data(),
+                             angles.fresh_c.data(), angles.fresh_s.data());
+        angles.fresh_sign = plan.sin_sign;
+      }
+      cr = angles.fresh_c.data(), sr = angles.fresh_s.data();
     } else if (walker) {
       walker->At(t, position);
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
@@ -603,7 +616,7 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
     }
     if (plan.interleaved) {
       for (int64_t i = 0; i < plan.half; i += N) {
-        const auto cv = hn::LoadU(d, c + i), sv = hn::LoadU(d, s + i);
+        const auto cv = hn::LoadU(d, cr + i), sv = hn::LoadU(d, sr + i);
         hn::StoreInterleaved2(cv, cv, d, c2 + 2 * i);
         hn::StoreInterleaved2(hn::Neg(sv), sv, d, s2 + 2 * i);
       }
@@ -675,13 +688,18 @@ RopeHeads heads_of(const Tensor& in, const Tensor& out) {
           .in_place = same_view(in, out)};
 }
 
-void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
-  call.validate();
+// rope's compiled targets, best first.
+const TargetTable<RopeTokensFn>& rope_targets() {
+  static const TargetTable<RopeTokensFn> table = POSENC_TARGET_TABLE(RopeTokens);
+  return table;
+}
+
+// The plan of a validated call with at least one token, and its part count. `angles` are the
+// frequencies of an uncached call (rope_angles), else ignored.
+int plan_rope(const RopeCall& call, const Angles* angles, RopePlan& plan) {
   const int64_t tokens = call.q.shape[0], head_dim = call.q.shape[2];
-  if (tokens == 0) return;  // nothing to rotate, and rotary_dim may be any size
   // Field by field: an aggregate initializer zeroes the whole struct first with `rep stos`, whose
   // start-up was ~8% of a [1, 8, 64] decode step.
-  RopePlan plan;
   plan.call = &call;
   plan.dtype = call.q.dtype;
   plan.half = call.rotary_dim / 2;
@@ -704,13 +722,58 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
                         static_cast<int64_t>(dtype_size(plan.dtype));
   plan.chunk_outer = bytes <= kCachedBytes;
   if (!call.cached()) {
-    plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
-    plan.factor = plan.angles->attention_factor;
-    if (plan.factor < 0x1p-126) plan.exact_from = 0;  // every output: see the top comment
-    plan.guarded = plan.factor != 1 || plan.angles->tiny_omega;  // computed once per memo
+    plan.angles = angles;
+    plan.factor = angles->attention_factor;
+    if (plan.factor < 0x1p-126) plan.exact_from = 0;        // every output: see the top comment
+    plan.guarded = plan.factor != 1 || angles->tiny_omega;  // computed once per memo
   }
-  parallel_for(tokens, parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
+  return parts;
 }
+
+void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
+  call.validate();
+  if (call.q.shape[0] == 0) return;  // nothing to rotate, and rotary_dim may be any size
+  RopePlan plan;
+  const int parts = plan_rope(
+      call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling), plan);
+  parallel_for(call.q.shape[0], parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
+}
+
+// rope_step's state: a copy of the call (the plan points into it).
+struct RopeStepState {
+  RopeCall call;
+  RopePlan plan;
+  int parts = 1;
+  int64_t max_position;
+  RopeTokensFn* tokens_fn;
+
+  // The positions' values, the one precondition that reads data: a decode step has one, so a
+  // compare each; check_positions raises the Error (and finds its index) on failure.
+  template <class Index>
+  bool positions_in_range() const {
+    const Tensor& p = call.positions;
+    const Index* values = p.as<Index>();
+    for (int64_t t = 0; t < p.shape[0]; ++t) {
+      const int64_t v = values[t * p.strides[0]];
+      if (v < 0 || v > max_position) return false;
+    }
+    return true;
+  }
+  void check_step_positions() const {
+    const bool ok = call.positions.dtype == DType::i64 ? positions_in_range<int64_t>()
+                                                       : positions_in_range<int32_t>();
+    if (!ok) check_positions(call.positions, "positions", 0, max_position);
+  }
+
+  void operator()() {
+    check_step_positions();
+    if (call.q.shape[0] == 0) return;
+    // This thread's memo, as run_rope reads it: the layers of a model, each with its own step,
+    // share one position's fresh sin and cos (angles.h); a copy per step would recompute them.
+    if (!call.cached()) plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
+    parallel_for(call.q.shape[0], parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
+  }
+};
 
 }  // namespace
 
@@ -722,12 +785,27 @@ void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
 // bf16 and f16 activations (f32 or bf16 caches): promoted, the same f32 arithmetic, rounded once
 // more to the output: within 1 ulp of the output dtype (kernel.h).
 std::vector<Impl<RopeCall>> rope() {
-  static const TargetTable<RopeTokensFn> table = POSENC_TARGET_TABLE(RopeTokens);
   constexpr uint64_t kVariants =
       variant::f32 | variant::bf16 | variant::f16 | variant::strided | variant::in_place |
       variant::rope_half_split | variant::rope_interleaved | variant::rope_partial |
       variant::rope_inverse | variant::rope_cached | variant::rope_key | variant::all_scalings;
-  return target_impls<RopeCall>("rope", kVariants, /*bound=*/2, /*threaded=*/true, table, run_rope);
+  return target_impls<RopeCall>("rope", kVariants, /*bound=*/2, /*threaded=*/true, rope_targets(),
+                                run_rope);
+}
+
+std::function<void()> rope_step(const RopeCall& call) {
+  call.validate();
+  auto state = std::make_shared<RopeStepState>();
+  RopeStepState& step = *state;
+  step.call = call;
+  step.max_position = call.cached() ? std::min(call.cos->shape[0] - 1, kMaxPosition) : kMaxPosition;
+  step.tokens_fn = rope_targets().best();
+  if (call.q.shape[0] > 0) {
+    step.parts = plan_rope(
+        step.call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling),
+        step.plan);
+  }
+  return [state] { (*state)(); };
 }
 
 }  // namespace posenc::optimized

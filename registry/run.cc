@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "optimized/optimized.h"
 #include "posenc/registry.h"
 
 namespace posenc {
@@ -28,5 +29,7 @@ void run_best(const Call& call) {
 #define POSENC_FAMILY(name, Call, NAME) \
   void run(const Call& call) { run_best(call); }
 #include "posenc/families.inc"
+
+RopeStep::RopeStep(const RopeCall& call) : step_(optimized::rope_step(call)) {}
 
 }  // namespace posenc

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstring>
 #include <string>
 
 #include "posenc/registry.h"
@@ -70,6 +72,120 @@ TEST(Run, BadInputIsAnErrorNamingTheArgument) {
   EXPECT_THROW(run(call), Error);
   EXPECT_THROW(reference::run(call), Error);
   for (float v : out) EXPECT_EQ(v, 7);
+}
+
+// Whether two builds' [tokens, heads, dim] outputs hold the same bits (NaNs included).
+bool same_outputs(const RopeCall& a, const RopeCall& b) {
+  const auto xs = harness::outputs(a), ys = harness::outputs(b);
+  for (size_t v = 0; v < xs.size(); ++v) {
+    const Tensor &x = xs[v], &y = ys[v];
+    for (int64_t i = 0; i < x.shape[0]; ++i)
+      for (int64_t j = 0; j < x.shape[1]; ++j)
+        for (int64_t k = 0; k < x.shape[2]; ++k)
+          if (std::bit_cast<uint64_t>(load(x, x.offset(i, j, k))) !=
+              std::bit_cast<uint64_t>(load(y, y.offset(i, j, k))))
+            return false;
+  }
+  return true;
+}
+
+// Moves every position of a call to another valid one (below the cache's rows when cached).
+void next_positions(const RopeCall& call, int64_t step) {
+  const int64_t limit = call.cos ? call.cos->shape[0] - 1 : 1 << 20;
+  for (int64_t t = 0; t < call.positions.shape[0]; ++t) {
+    const int64_t p = load_index(call.positions, call.positions.offset(t));
+    harness::store_index(call.positions, call.positions.offset(t),
+                         (p * 7 + 3 * step) % (limit + 1));
+  }
+}
+
+// A decode loop's RopeStep gives run()'s bits at every step, as positions move, on every rope
+// smoke problem (dtypes, layouts, caches, k, strides, in place, scalings).
+TEST(RopeStep, EveryStepIsRunsBits) {
+  for (const auto& problem : harness::smoke_problems<RopeCall>()) {
+    harness::Arena expected_arena, got_arena;
+    const RopeCall expected = problem.build(expected_arena), got = problem.build(got_arena);
+    const RopeStep step(got);
+    for (int64_t n = 0; n < 4; ++n) {
+      if (n > 0) next_positions(expected, n), next_positions(got, n);
+      run(expected);
+      step.step();
+      ASSERT_TRUE(same_outputs(expected, got)) << problem.label << ", step " << n;
+    }
+  }
+}
+
+// Steps that share one position's memo (angles.h) on a thread: forward and inverse, and another
+// base, interleaved at the same position, each within 2 ulp of the reference's rotation (q holds
+// integers up to 6, so a pair's norm is below 8.5 and 2 ulp below 2e-6). run() reads the same memo,
+// so a memo keyed on the position alone (the inverse step handed the forward sines) would pass a
+// comparison with run(): the reference computes every angle itself.
+TEST(RopeStep, StepsSharingAPositionKeepTheirOwnCoefficients) {
+  std::vector<float> q(2 * 64), want(q.size()), got(q.size());
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 13) - 6;
+  int64_t position = 4095;
+  const auto call = [&](float* out, bool inverse, double base) {
+    RopeCall c;
+    c.q = view(q.data(), DType::f32, {1, 2, 64});
+    c.q_out = view(out, DType::f32, {1, 2, 64});
+    c.positions = view(&position, DType::i64, {1});
+    c.rotary_dim = 64;
+    c.inverse = inverse;
+    c.base = base;
+    return c;
+  };
+  const RopeStep forward(call(got.data(), false, 10000)), inverse(call(got.data(), true, 10000)),
+      other(call(got.data(), false, 500000));
+  for (int64_t p : {4095, 4095, 17, 4095}) {
+    position = p;
+    for (const auto& [step, inv, base] : {std::tuple{&forward, false, 10000.0},
+                                          {&inverse, true, 10000.0},
+                                          {&other, false, 500000.0}}) {
+      run(call(got.data(), !inv, base));  // the other sign's coefficients, memoized
+      step->step();
+      reference::run(call(want.data(), inv, base));
+      for (size_t i = 0; i < q.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 2e-6) << "element " << i << ", position " << p
+                                           << (inv ? ", inverse" : "") << ", base " << base;
+      }
+    }
+  }
+}
+
+// A position out of range at a step is the Error run() raises, before any output byte is written;
+// a bad call is rejected when the step is made.
+TEST(RopeStep, BadInputIsAnErrorNamingTheArgument) {
+  std::vector<float> q(64, 1), q_out(64, 7), cos(4 * 32, 1), sin(4 * 32, 0);
+  int64_t position = 3;
+  RopeCall call;
+  call.q = view(q.data(), DType::f32, {1, 1, 64});
+  call.q_out = view(q_out.data(), DType::f32, {1, 1, 64});
+  call.positions = view(&position, DType::i64, {1});
+  call.rotary_dim = 64;
+  call.cos = view(cos.data(), DType::f32, {4, 32});
+  call.sin = view(sin.data(), DType::f32, {4, 32});
+  const RopeStep step(call);
+  step.step();
+  EXPECT_EQ(q_out[0], 1);
+  std::fill(q_out.begin(), q_out.end(), 7.0f);
+  for (int64_t bad : {4, -1}) {
+    position = bad;
+    try {
+      step.step();
+      ADD_FAILURE() << "position " << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.argument(), "positions[0]");
+      EXPECT_EQ(e.value(), std::to_string(bad));
+    }
+    for (float v : q_out) ASSERT_EQ(v, 7);
+  }
+  call.rotary_dim = 63;
+  try {
+    RopeStep{call};
+    ADD_FAILURE() << "rotary_dim 63 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "rotary_dim");
+  }
 }
 
 }  // namespace

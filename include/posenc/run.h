@@ -11,6 +11,8 @@
 // Both validate the call first: bad input is posenc::Error, raised before any output is written.
 #pragma once
 
+#include <functional>
+
 #include "posenc/error.h"
 #include "posenc/families.h"
 
@@ -18,6 +20,21 @@ namespace posenc {
 
 #define POSENC_FAMILY(name, Call, NAME) void run(const Call& call);
 #include "posenc/families.inc"
+
+// One rope call that a decode loop repeats, layer after layer and step after step, over the same
+// buffers: the constructor validates and plans it as run(call) would (posenc::Error alike); each
+// step() checks only the positions' values, the one precondition that reads data, then rotates
+// with run()'s kernel, bit for bit its output. Between steps the views' contents may change (new
+// q, k, positions), never their addresses, shapes or strides. One thread at a time per RopeStep.
+// A [1, 8, 64] step is mostly that validation: see bench/RESULTS.md.
+class RopeStep {
+ public:
+  explicit RopeStep(const RopeCall& call);
+  void step() const { step_(); }
+
+ private:
+  std::function<void()> step_;
+};
 
 namespace reference {
 #define POSENC_FAMILY(name, Call, NAME) void run(const Call& call);
