@@ -192,37 +192,54 @@ namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace t5_detail;
 
-// Rows [begin, end) (row = h·tq + i) when the keys are consecutive: runs of one value each. L:
-// the bias's element bits, uint32_t or uint16_t.
+// Rows [begin, end) (row = h·tq + i) when the keys are consecutive: the runs of the line under
+// the row's window. Whole aligned vectors inside a run are written in a tight loop of one value
+// (at the store rate); a vector across runs takes its lanes one by one, so every vector is still
+// one aligned store (a streamed line must not mix with ordinary stores). L: the bias's element
+// bits, uint32_t or uint16_t.
 template <class L>
 void T5WindowRows(const Plan& plan, int64_t begin, int64_t end) {
   const Tensor& bias = plan.call->bias;
   const int64_t tq = bias.shape[1], tk = bias.shape[2];
+  const hn::ScalableTag<L> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const size_t align = static_cast<size_t>(N) * sizeof(L);
+  const auto store = [&](hn::VFromD<decltype(d)> v, L* at) {
+    plan.stream ? hn::Stream(v, d, at) : hn::Store(v, d, at);
+  };
   for (int64_t row = begin; row < end; ++row) {
     const int64_t h = row / tq, i = row % tq, start = plan.lines.start[i];
     const uint32_t* column = &plan.columns[h * plan.n_buckets];
-    // The run of element j, for j rising (WriteRow asks in order): the last run beginning at or
-    // before line position start + j.
+    L* dst = bias.as<L>() + bias.offset(h, i, 0);
+    // The run of element j, for j rising: the last run beginning at or before line position
+    // start + j; run_end (in row coordinates) is where it stops.
     auto run = std::upper_bound(plan.runs.begin(), plan.runs.end(), start,
                                 [](int64_t x, const Run& r) { return x < r.begin; }) -
                1;
-    int64_t run_end = run + 1 == plan.runs.end() ? plan.lines.length : (run + 1)->begin;
+    const auto end_of = [&](auto r) {
+      return (r + 1 == plan.runs.end() ? plan.lines.length : (r + 1)->begin) - start;
+    };
+    int64_t run_end = end_of(run);
     const auto value_at = [&](int64_t j) {
-      while (start + j >= run_end) {
-        ++run;
-        run_end = run + 1 == plan.runs.end() ? plan.lines.length : (run + 1)->begin;
-      }
+      while (j >= run_end) run_end = end_of(++run);
       return static_cast<L>(column[run->bucket]);
     };
-    const auto vector_at = [&](auto d, int64_t j) {
-      const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-      const L first = value_at(j);
-      if (start + j + N <= run_end) return hn::Set(d, first);  // within one run
+    int64_t j = 0;
+    for (; j < tk && reinterpret_cast<uintptr_t>(dst + j) % align != 0; ++j) dst[j] = value_at(j);
+    while (j + N <= tk) {
+      const L value = value_at(j);
+      if (j + N <= run_end) {  // whole vectors of this run
+        const auto v = hn::Set(d, value);
+        const int64_t stop = std::min(run_end, tk) - N;
+        for (; j <= stop; j += N) store(v, dst + j);
+        continue;
+      }
       HWY_ALIGN L lanes[hn::MaxLanes(decltype(d)())];
       for (int64_t l = 0; l < N; ++l) lanes[l] = value_at(j + l);
-      return hn::Load(d, lanes);
-    };
-    WriteRow(bias.as<L>() + bias.offset(h, i, 0), tk, plan.stream, vector_at, value_at);
+      store(hn::Load(d, lanes), dst + j);
+      j += N;
+    }
+    for (; j < tk; ++j) dst[j] = value_at(j);
   }
   if (plan.stream) hwy::FlushStream();
 }
