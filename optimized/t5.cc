@@ -194,9 +194,9 @@ using namespace t5_detail;
 
 // Rows [begin, end) (row = h·tq + i) when the keys are consecutive: the runs of the line under
 // the row's window. Whole aligned vectors inside a run are written in a tight loop of one value
-// (at the store rate); a vector across runs takes its lanes one by one, so every vector is still
-// one aligned store (a streamed line must not mix with ordinary stores). L: the bias's element
-// bits, uint32_t or uint16_t.
+// (at the store rate); a vector across runs takes its lanes one by one, so it is still one aligned
+// store (Stream and Store need the alignment; element stores at run boundaries measured slower
+// on large streamed outputs). L: the bias's element bits, uint32_t or uint16_t.
 template <class L>
 void T5WindowRows(const Plan& plan, int64_t begin, int64_t end) {
   const Tensor& bias = plan.call->bias;

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "posenc/registry.h"
 #include "properties/harness.h"
@@ -99,18 +100,30 @@ void next_positions(const RopeCall& call, int64_t step) {
   }
 }
 
+// The call on its first n tokens: a decode step's one token of a smoke problem, or none.
+RopeCall first_tokens(RopeCall call, int64_t n) {
+  call.q.shape[0] = call.q_out.shape[0] = call.positions.shape[0] = n;
+  if (call.k) call.k->shape[0] = call.k_out->shape[0] = n;
+  return call;
+}
+
 // A decode loop's RopeStep gives run()'s bits at every step, as positions move, on every rope
-// smoke problem (dtypes, layouts, caches, k, strides, in place, scalings).
+// smoke problem (dtypes, layouts, caches, k, strides, in place, scalings), with all its tokens,
+// with its first token alone (the one-token path and its memo), and with none.
 TEST(RopeStep, EveryStepIsRunsBits) {
   for (const auto& problem : harness::smoke_problems<RopeCall>()) {
-    harness::Arena expected_arena, got_arena;
-    const RopeCall expected = problem.build(expected_arena), got = problem.build(got_arena);
-    const RopeStep step(got);
-    for (int64_t n = 0; n < 4; ++n) {
-      if (n > 0) next_positions(expected, n), next_positions(got, n);
-      run(expected);
-      step.step();
-      ASSERT_TRUE(same_outputs(expected, got)) << problem.label << ", step " << n;
+    for (int64_t tokens : {int64_t{-1}, int64_t{1}, int64_t{0}}) {  // -1: all
+      harness::Arena expected_arena, got_arena;
+      RopeCall expected = problem.build(expected_arena), got = problem.build(got_arena);
+      if (tokens >= 0) expected = first_tokens(expected, tokens), got = first_tokens(got, tokens);
+      const RopeStep step(got);
+      for (int64_t n = 0; n < 4; ++n) {
+        if (n > 0) next_positions(expected, n), next_positions(got, n);
+        run(expected);
+        step.step();
+        ASSERT_TRUE(same_outputs(expected, got))
+            << problem.label << ", tokens " << tokens << ", step " << n;
+      }
     }
   }
 }
@@ -152,6 +165,40 @@ TEST(RopeStep, StepsSharingAPositionKeepTheirOwnCoefficients) {
   }
 }
 
+// Two steps with different bases, stepped in turn with no run() between them and on two threads,
+// each within 2 ulp of the reference: a step reads the memo of the thread it runs on, refreshed
+// for its own parameters at every step (the thread's memo holds one parameter set at a time).
+TEST(RopeStep, StepsOfTwoBasesInTurnOnAnyThread) {
+  std::vector<float> q(4 * 64), want(q.size()), got(q.size());
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 11) - 5;
+  int64_t position = 0;
+  const auto call = [&](float* out, double base) {
+    RopeCall c;
+    c.q = view(q.data(), DType::f32, {1, 4, 64});
+    c.q_out = view(out, DType::f32, {1, 4, 64});
+    c.positions = view(&position, DType::i64, {1});
+    c.rotary_dim = 64;
+    c.base = base;
+    return c;
+  };
+  const RopeStep small(call(got.data(), 10000)), large(call(got.data(), 1e6));
+  const auto check = [&](const RopeStep& step, double base, const char* where) {
+    step.step();
+    reference::run(call(want.data(), base));
+    for (size_t i = 0; i < q.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 2e-6)
+          << "element " << i << ", position " << position << ", base " << base << ", " << where;
+    }
+  };
+  for (int64_t p : {4095, 4096, 4096, 70000}) {
+    position = p;
+    check(small, 10000, "this thread");
+    check(large, 1e6, "this thread");
+    std::thread([&] { check(small, 10000, "another thread"); }).join();
+    check(large, 1e6, "this thread, after another");
+  }
+}
+
 // A position out of range at a step is the Error run() raises, before any output byte is written;
 // a bad call is rejected when the step is made.
 TEST(RopeStep, BadInputIsAnErrorNamingTheArgument) {
@@ -186,6 +233,28 @@ TEST(RopeStep, BadInputIsAnErrorNamingTheArgument) {
   } catch (const Error& e) {
     EXPECT_EQ(e.argument(), "rotary_dim");
   }
+  // i32 positions, strided, on the fly (below kMaxPosition): the second token out of range.
+  std::vector<float> q2(2 * 64, 1), q2_out(2 * 64, 7);
+  int32_t positions[4] = {3, -9, static_cast<int32_t>(kMaxPosition), -9};
+  RopeCall fly;
+  fly.q = view(q2.data(), DType::f32, {2, 1, 64});
+  fly.q_out = view(q2_out.data(), DType::f32, {2, 1, 64});
+  fly.positions = view(positions, DType::i32, {2});
+  fly.positions.strides[0] = 2;
+  fly.rotary_dim = 64;
+  const RopeStep fly_step(fly);
+  fly_step.step();
+  EXPECT_NE(q2_out[64], 7);
+  std::fill(q2_out.begin(), q2_out.end(), 7.0f);
+  positions[2] = static_cast<int32_t>(kMaxPosition) + 1;
+  try {
+    fly_step.step();
+    ADD_FAILURE() << "position kMaxPosition + 1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "positions[1]");
+    EXPECT_EQ(e.value(), std::to_string(kMaxPosition + 1));
+  }
+  for (float v : q2_out) ASSERT_EQ(v, 7);
 }
 
 }  // namespace

@@ -22,11 +22,13 @@ namespace posenc {
 #include "posenc/families.inc"
 
 // One rope call that a decode loop repeats, layer after layer and step after step, over the same
-// buffers: the constructor validates and plans it as run(call) would (posenc::Error alike); each
-// step() checks only the positions' values, the one precondition that reads data, then rotates
-// with run()'s kernel, bit for bit its output. Between steps the views' contents may change (new
-// q, k, positions), never their addresses, shapes or strides. One thread at a time per RopeStep.
-// A [1, 8, 64] step is mostly that validation: see bench/RESULTS.md.
+// buffers: the constructor copies the call, validates it as run(call) would (posenc::Error alike)
+// and plans it (thread count included); each step() checks only the positions' values, the one
+// precondition that reads data, then rotates with run()'s kernel, bit for bit its output. Between
+// steps the views' contents may change (new q, k, positions), never their addresses, shapes or
+// strides; later edits to the caller's RopeCall are not seen. One thread at a time per RopeStep
+// and its copies, which share one state. Why: a [1, 8, 64] call through run() spends about half
+// its time validating (bench/RESULTS.md).
 class RopeStep {
  public:
   explicit RopeStep(const RopeCall& call);
