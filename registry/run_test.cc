@@ -128,6 +128,20 @@ TEST(RopeStep, EveryStepIsRunsBits) {
   }
 }
 
+// One f32 decode token: q's heads of 64 dims, all rotated, at *position, written to out.
+RopeCall decode_call(std::vector<float>& q, float* out, int64_t* position, double base,
+                     bool inverse = false) {
+  const int64_t heads = static_cast<int64_t>(q.size()) / 64;
+  RopeCall c;
+  c.q = view(q.data(), DType::f32, {1, heads, 64});
+  c.q_out = view(out, DType::f32, {1, heads, 64});
+  c.positions = view(position, DType::i64, {1});
+  c.rotary_dim = 64;
+  c.inverse = inverse;
+  c.base = base;
+  return c;
+}
+
 // Steps that share one position's memo (angles.h) on a thread: forward and inverse, and another
 // base, interleaved at the same position, each within 2 ulp of the reference's rotation (q holds
 // integers up to 6, so a pair's norm is below 8.5 and 2 ulp below 2e-6). run() reads the same memo,
@@ -138,14 +152,7 @@ TEST(RopeStep, StepsSharingAPositionKeepTheirOwnCoefficients) {
   for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 13) - 6;
   int64_t position = 4095;
   const auto call = [&](float* out, bool inverse, double base) {
-    RopeCall c;
-    c.q = view(q.data(), DType::f32, {1, 2, 64});
-    c.q_out = view(out, DType::f32, {1, 2, 64});
-    c.positions = view(&position, DType::i64, {1});
-    c.rotary_dim = 64;
-    c.inverse = inverse;
-    c.base = base;
-    return c;
+    return decode_call(q, out, &position, base, inverse);
   };
   const RopeStep forward(call(got.data(), false, 10000)), inverse(call(got.data(), true, 10000)),
       other(call(got.data(), false, 500000));
@@ -172,15 +179,7 @@ TEST(RopeStep, StepsOfTwoBasesInTurnOnAnyThread) {
   std::vector<float> q(4 * 64), want(q.size()), got(q.size());
   for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 11) - 5;
   int64_t position = 0;
-  const auto call = [&](float* out, double base) {
-    RopeCall c;
-    c.q = view(q.data(), DType::f32, {1, 4, 64});
-    c.q_out = view(out, DType::f32, {1, 4, 64});
-    c.positions = view(&position, DType::i64, {1});
-    c.rotary_dim = 64;
-    c.base = base;
-    return c;
-  };
+  const auto call = [&](float* out, double base) { return decode_call(q, out, &position, base); };
   const RopeStep small(call(got.data(), 10000)), large(call(got.data(), 1e6));
   const auto check = [&](const RopeStep& step, double base, const char* where) {
     step.step();
