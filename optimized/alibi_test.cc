@@ -121,9 +121,12 @@ TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
     expect_every_target_bitwise(alibi(), problem(s, 7));
   }
   for (DType dtype : {DType::bf16, DType::f16}) {  // 2-byte elements: twice as many
-    Shape s{32, 257, 2049, true};
-    s.dtype = dtype;
-    expect_every_target_bitwise(alibi(), problem(s, 8));
+    // Windows of lines, and direct rows of one group of eight heads (the others scaled).
+    for (Shape s : {Shape{32, 257, 2049, true}, Shape{8, 1, 1'100'001, false}}) {
+      ASSERT_GT(s.heads * s.tq * s.tk * 2, int64_t{16} << 20);  // stream_bias
+      s.dtype = dtype;
+      expect_every_target_bitwise(alibi(), problem(s, 8));
+    }
   }
 }
 
