@@ -10,6 +10,10 @@ const char* layout_name(RopeLayout layout) {
   return layout == RopeLayout::half_split ? "half_split" : "interleaved";
 }
 
+int64_t RopeCall::max_position() const {
+  return cached() ? std::min(cos->shape[0] - 1, kMaxPosition) : kMaxPosition;
+}
+
 void RopeCall::validate() const {
   check_threads(threads);
   check_view(q, "q", 3, {DType::f32, DType::bf16, DType::f16});
@@ -48,12 +52,11 @@ void RopeCall::validate() const {
     check_dim(*cos, "cos", 1, rotary_dim / 2);
     check_dim(*sin, "sin", 0, cos->shape[0]);
     check_dim(*sin, "sin", 1, rotary_dim / 2);
-    // A position past the cache has no row; the peers read garbage there.
-    check_positions(positions, "positions", 0, std::min(cos->shape[0] - 1, kMaxPosition));
   } else {
     scaling.validate(rotary_dim, base);
-    check_positions(positions, "positions", 0, kMaxPosition);
   }
+  // A position past the cache has no row; the peers read garbage there.
+  check_positions(positions, "positions", 0, max_position());
   check_view_overlaps(*this);
   if (k) check_no_overlap(*k_out, "k_out", q_out, "q_out");
 }

@@ -798,7 +798,7 @@ std::function<void()> rope_step(const RopeCall& call) {
   auto state = std::make_shared<RopeStepState>();
   RopeStepState& step = *state;
   step.call = call;
-  step.max_position = call.cached() ? std::min(call.cos->shape[0] - 1, kMaxPosition) : kMaxPosition;
+  step.max_position = call.max_position();
   step.tokens_fn = rope_targets().best();
   if (call.q.shape[0] > 0) {
     step.parts = plan_rope(

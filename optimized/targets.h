@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -121,6 +122,21 @@ std::vector<Impl<Call>> target_impls(const std::string& family, uint64_t variant
                      .threaded = threaded});
   }
   return impls;
+}
+
+// For each target `table` compiled, the entry of `impls` ("<family>/hwy:<Target>") that the same
+// target compiled: mrope and vision_rope hand their rotation to rope's kernel of their own target.
+template <class Fn, class Call>
+std::map<Fn*, const Impl<Call>*> same_target(const TargetTable<Fn>& table,
+                                             const std::vector<Impl<Call>>& impls,
+                                             const std::string& family) {
+  std::map<Fn*, const Impl<Call>*> by_fn;
+  for (const auto& e : table.compiled()) {
+    const std::string name = family + "/hwy:" + hwy::TargetName(e.target);
+    for (const auto& impl : impls)
+      if (impl.name == name) by_fn[e.fn] = &impl;
+  }
+  return by_fn;
 }
 
 }  // namespace posenc::optimized

@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
@@ -106,15 +105,7 @@ const TargetTable<VisionRopeRowsFn>& rows_table() {
 // The optimized rope entry of the target that compiled `rows` ("rope/hwy:<Target>").
 const Impl<RopeCall>& rope_of(VisionRopeRowsFn* rows) {
   static const std::vector<Impl<RopeCall>> ropes = rope();
-  static const std::map<VisionRopeRowsFn*, const Impl<RopeCall>*> by_rows = [] {
-    std::map<VisionRopeRowsFn*, const Impl<RopeCall>*> m;
-    for (const auto& e : rows_table().compiled()) {
-      const std::string name = std::string("rope/hwy:") + hwy::TargetName(e.target);
-      for (const auto& impl : ropes)
-        if (impl.name == name) m[e.fn] = &impl;
-    }
-    return m;
-  }();
+  static const auto by_rows = same_target(rows_table(), ropes, "rope");
   return *by_rows.at(rows);
 }
 

@@ -66,6 +66,8 @@ struct RopeCall {
 
   void validate() const;
   uint64_t required_variants() const;
+  // The largest position validate() accepts: the cache's last row when cached, else kMaxPosition.
+  int64_t max_position() const;
   // Its tensors (kernel.h): inputs, then outputs.
   static constexpr std::array<ViewField<RopeCall>, 7> view_table() {
     using View = ViewField<RopeCall>;
