@@ -283,22 +283,19 @@ template <class Call>
 void register_case(Case<Call> c) {
   auto shared = std::make_shared<const Case<Call>>(std::move(c));
   if (case_sink<Call>()) return case_sink<Call>()(shared);
-  for (int threads : kThreadCounts) {
-    if (!shared->plain) break;
-    const std::string name = std::string(family_name(Call::kFamily)) + "/plain/" + shared->label +
-                             "/threads:" + std::to_string(threads);
-    benchmark::RegisterBenchmark(name.c_str(), [shared, threads](benchmark::State& state) {
-      run_plain(state, *shared, threads);
-    })->UseRealTime();
-  }
-  for (int threads : kThreadCounts) {
-    if (!shared->step) break;
-    const std::string name = std::string(family_name(Call::kFamily)) + "/step/" + shared->label +
-                             "/threads:" + std::to_string(threads);
-    benchmark::RegisterBenchmark(name.c_str(), [shared, threads](benchmark::State& state) {
-      run_step(state, *shared, threads);
-    })->UseRealTime();
-  }
+  // Rows "<family>/<kind>/<label>/threads:<n>" that `run` times, when the case has them.
+  const auto register_rows = [&shared](const char* kind, bool present, auto* run) {
+    if (!present) return;
+    for (int threads : kThreadCounts) {
+      const std::string name = std::string(family_name(Call::kFamily)) + "/" + kind + "/" +
+                               shared->label + "/threads:" + std::to_string(threads);
+      benchmark::RegisterBenchmark(name.c_str(), [shared, threads, run](benchmark::State& state) {
+        run(state, *shared, threads);
+      })->UseRealTime();
+    }
+  };
+  register_rows("plain", static_cast<bool>(shared->plain), &run_plain<Call>);
+  register_rows("step", static_cast<bool>(shared->step), &run_step<Call>);
   Buffers plan(false);
   const Call probe = shared->build(plan);
   const auto& table = implementations<Call>();
