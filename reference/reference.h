@@ -17,6 +17,14 @@ struct RopeFrequencies {
 };
 RopeFrequencies frequencies(int64_t rotary_dim, double base, const RopeScaling& scaling);
 
+// Rotates every head of x[t] into out[t] by the per-pair (cos, sin) of that token, pair i being
+// dims (i, i + rotary_dim/2) half-split or (2i, 2i + 1) interleaved; rope, mrope and vision_rope
+// all read it. Both elements of a pair are read before either is written, so out may be x itself
+// (in place). The tail dims are copied bit for bit (a NaN keeps its payload); in place they are
+// not touched at all.
+void rotate_token(RopeLayout layout, int64_t rotary_dim, const Tensor& x, const Tensor& out,
+                  int64_t t, const std::vector<double>& cos, const std::vector<double>& sin);
+
 // One kernel per family, named after it: reference::rope(call), ...
 #define POSENC_FAMILY(name, Call, NAME) void name(const Call& call);
 #include "posenc/families.inc"

@@ -18,29 +18,26 @@ PairDims pair_dims(RopeLayout layout, int64_t rotary_dim, int64_t i) {
   return {2 * i, 2 * i + 1};
 }
 
-// Rotates every head of x[t] into out[t] by the per-pair (cos, sin) of that token. Both elements
-// of a pair are read before either is written, so out may be x itself (in place). The tail dims
-// are copied bit for bit (a NaN keeps its payload); in place they are not touched at all.
-void rotate_token(const RopeCall& call, const Tensor& x, const Tensor& out, int64_t t,
-                  const std::vector<double>& cos, const std::vector<double>& sin) {
+}  // namespace
+
+void rotate_token(RopeLayout layout, int64_t rotary_dim, const Tensor& x, const Tensor& out,
+                  int64_t t, const std::vector<double>& cos, const std::vector<double>& sin) {
   const int64_t heads = x.shape[1], head_dim = x.shape[2];
   const bool in_place = same_view(x, out);
   for (int64_t h = 0; h < heads; ++h) {
-    for (int64_t i = 0; i < call.rotary_dim / 2; ++i) {
-      const auto [j0, j1] = pair_dims(call.layout, call.rotary_dim, i);
+    for (int64_t i = 0; i < rotary_dim / 2; ++i) {
+      const auto [j0, j1] = pair_dims(layout, rotary_dim, i);
       const double a = load(x, x.offset(t, h, j0)), b = load(x, x.offset(t, h, j1));
       store(out, out.offset(t, h, j0), a * cos[i] - b * sin[i]);
       store(out, out.offset(t, h, j1), a * sin[i] + b * cos[i]);
     }
     if (in_place) continue;
     const size_t size = dtype_size(x.dtype);
-    for (int64_t j = call.rotary_dim; j < head_dim; ++j)
+    for (int64_t j = rotary_dim; j < head_dim; ++j)
       std::memcpy(out.as<char>() + out.offset(t, h, j) * size,
                   x.as<const char>() + x.offset(t, h, j) * size, size);
   }
 }
-
-}  // namespace
 
 void rope(const RopeCall& call) {
   call.validate();
@@ -62,8 +59,8 @@ void rope(const RopeCall& call) {
         sin[i] = sign * freq.attention_factor * std::sin(angle);
       }
     }
-    rotate_token(call, call.q, call.q_out, t, cos, sin);
-    if (call.k) rotate_token(call, *call.k, *call.k_out, t, cos, sin);
+    rotate_token(call.layout, call.rotary_dim, call.q, call.q_out, t, cos, sin);
+    if (call.k) rotate_token(call.layout, call.rotary_dim, *call.k, *call.k_out, t, cos, sin);
   }
 }
 

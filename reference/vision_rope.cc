@@ -2,35 +2,10 @@
 // frequency (vision_rope.h), in fp64: (a, b) → (a·c − b·s, a·s + b·c) with c = cos θ,
 // s = ±sin θ, rounded once.
 #include <cmath>
-#include <cstring>
 
 #include "reference/reference.h"
 
 namespace posenc::reference {
-
-namespace {
-
-void rotate_token(const VisionRopeCall& call, const Tensor& x, const Tensor& out, int64_t t,
-                  const std::vector<double>& cos, const std::vector<double>& sin) {
-  const int64_t half = call.rotary_dim / 2;
-  const bool in_place = same_view(x, out);
-  for (int64_t h = 0; h < x.shape[1]; ++h) {
-    for (int64_t i = 0; i < half; ++i) {
-      const int64_t j0 = call.layout == RopeLayout::half_split ? i : 2 * i;
-      const int64_t j1 = call.layout == RopeLayout::half_split ? i + half : 2 * i + 1;
-      const double a = load(x, x.offset(t, h, j0)), b = load(x, x.offset(t, h, j1));
-      store(out, out.offset(t, h, j0), a * cos[i] - b * sin[i]);
-      store(out, out.offset(t, h, j1), a * sin[i] + b * cos[i]);
-    }
-    if (in_place) continue;  // the tail is already there, bit for bit
-    const size_t size = dtype_size(x.dtype);
-    for (int64_t j = call.rotary_dim; j < x.shape[2]; ++j)
-      std::memcpy(out.as<char>() + out.offset(t, h, j) * size,
-                  x.as<const char>() + x.offset(t, h, j) * size, size);
-  }
-}
-
-}  // namespace
 
 void vision_rope(const VisionRopeCall& call) {
   call.validate();
@@ -51,8 +26,8 @@ void vision_rope(const VisionRopeCall& call) {
       cos[i] = std::cos(angle);
       sin[i] = sign * std::sin(angle);
     }
-    rotate_token(call, call.q, call.q_out, t, cos, sin);
-    if (call.k) rotate_token(call, *call.k, *call.k_out, t, cos, sin);
+    rotate_token(call.layout, call.rotary_dim, call.q, call.q_out, t, cos, sin);
+    if (call.k) rotate_token(call.layout, call.rotary_dim, *call.k, *call.k_out, t, cos, sin);
   }
 }
 
