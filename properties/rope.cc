@@ -287,6 +287,62 @@ Tensor copy_of(const Tensor& t, Arena& arena, DType dtype) {
   return c;
 }
 
+void repeat_tokens(const Tensor& q, const Tensor& k) {
+  for (int64_t h = 0; h < q.shape[1]; ++h)
+    for (int64_t j = 0; j < q.shape[2]; ++j)
+      store(q, q.offset(2, h, j), load(q, q.offset(0, h, j)));
+  for (int64_t h = 0; h < k.shape[1]; ++h)
+    for (int64_t j = 0; j < k.shape[2]; ++j)
+      store(k, k.offset(3, h, j), load(k, k.offset(1, h, j)));
+}
+
+double pair_unit(const Tensor& x, RopeLayout layout, int64_t rotary_dim, int64_t t, int64_t h,
+                 int64_t j, double factor) {
+  if (j >= rotary_dim) return 0;
+  const int64_t half = rotary_dim / 2;
+  const bool split = layout == RopeLayout::half_split;
+  const int64_t i = split ? j % half : j / 2;
+  const int64_t j0 = split ? i : 2 * i, j1 = split ? i + half : 2 * i + 1;
+  return ulp_f32(factor * std::hypot(load(x, x.offset(t, h, j0)), load(x, x.offset(t, h, j1))));
+}
+
+Verdict same_dots(const Tensor& q_out, const Tensor& k_out, double b, const ElementUnit& unit_q,
+                  const ElementUnit& unit_k,
+                  const std::function<std::string(int64_t h, int64_t g)>& describe) {
+  Comparison worst;
+  for (int64_t h = 0; h < q_out.shape[1]; ++h)
+    for (int64_t g = 0; g < k_out.shape[1]; ++g) {
+      double dots[2] = {0, 0}, allowed = 0, unit = 0;
+      for (int k2 = 0; k2 < 2; ++k2) {
+        const int64_t tq = 2 * k2, tk = 2 * k2 + 1;
+        for (int64_t j = 0; j < q_out.shape[2]; ++j) {
+          const double x = load(q_out, q_out.offset(tq, h, j));
+          const double y = load(k_out, k_out.offset(tk, g, j));
+          const double ux = unit_q(tq, h, j), uy = unit_k(tk, g, j);
+          dots[k2] += x * y;
+          unit += std::fabs(x) * uy + std::fabs(y) * ux;
+          allowed += b * (std::fabs(x) * uy + std::fabs(y) * ux) + b * b * ux * uy;
+        }
+      }
+      merge_scalar(worst, dots[0], dots[1], unit > 0 ? allowed / unit : 0, unit > 0 ? unit : 1,
+                   [&] { return describe(h, g); });
+    }
+  return Verdict::of(worst);
+}
+
+Verdict same_dots(const Tensor& q_out, const Tensor& k_out, double b, const Tensor& q_in,
+                  const Tensor& k_in, RopeLayout layout, int64_t rotary_dim, int axis,
+                  int64_t shift) {
+  return same_dots(
+      q_out, k_out, b,
+      [&](int64_t t, int64_t h, int64_t j) { return pair_unit(q_in, layout, rotary_dim, t, h, j); },
+      [&](int64_t t, int64_t h, int64_t j) { return pair_unit(k_in, layout, rotary_dim, t, h, j); },
+      [&](int64_t h, int64_t g) {
+        return fmt::format("⟨q_out, k_out⟩ heads ({}, {}) with axis {} shifted by {}", h, g, axis,
+                           shift);
+      });
+}
+
 // Rotary dims reordered between layouts: to half-split (i, i + d/2) from interleaved (2i, 2i + 1)
 // or back; the tail is kept.
 Tensor relayout(const Tensor& t, int64_t d, bool to_half_split, Arena& arena) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -118,6 +119,29 @@ void set_positions(const RopeCall& call, const std::vector<int64_t>& values);
 Tensor copy_of(const Tensor& t, Arena& arena, DType dtype = DType::f32);
 // Rotary dims reordered between layouts (to half-split from interleaved, or back); tail kept.
 Tensor relayout(const Tensor& t, int64_t d, bool to_half_split, Arena& arena);
+
+// ---- The relative-position check of rope, mrope and vision_rope ----
+
+// Token 2 of q gets token 0's values and token 3 of k token 1's, so that rotating tokens 2, 3 at
+// shifted positions can be compared with tokens 0, 1.
+void repeat_tokens(const Tensor& q, const Tensor& k);
+// The unit of rotating element (t, h, j) of x: ulp_f32 of its pair's norm times `factor`; 0 in the
+// tail, which is copied exactly.
+double pair_unit(const Tensor& x, RopeLayout layout, int64_t rotary_dim, int64_t t, int64_t h,
+                 int64_t j, double factor = 1);
+// An element's unit (of its input, at token t, head h, dim j), for same_dots.
+using ElementUnit = std::function<double(int64_t t, int64_t h, int64_t j)>;
+// ⟨q_out[0, h], k_out[1, g]⟩ against ⟨q_out[2, h], k_out[3, g]⟩ for every pair of heads. With each
+// element ≤ b of its unit off, ⟨x, y⟩ moves by ≤ Σ b·(|x|·uy + |y|·ux) + b²·ux·uy; the two dot
+// products together by the sum of theirs. `describe(h, g)` names a failing pair.
+Verdict same_dots(const Tensor& q_out, const Tensor& k_out, double b, const ElementUnit& unit_q,
+                  const ElementUnit& unit_k,
+                  const std::function<std::string(int64_t h, int64_t g)>& describe);
+// The same for a rotation by factor 1 of q_in into q_out and k_in into k_out (mrope, vision_rope),
+// a failure naming the heads, the shifted axis and the shift.
+Verdict same_dots(const Tensor& q_out, const Tensor& k_out, double b, const Tensor& q_in,
+                  const Tensor& k_in, RopeLayout layout, int64_t rotary_dim, int axis,
+                  int64_t shift);
 
 // ---- The family's own properties (rope_properties.cc) ----
 

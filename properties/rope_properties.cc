@@ -59,82 +59,58 @@ Property<RopeCall> pair_norm() {
 
 Property<RopeCall> relative() {
   using Call = RopeCall;
-  return {
-      .name = "rope.relative",
-      .statement = "⟨R(m)q, R(n)k⟩ depends only on m − n: shifting both by s changes nothing",
-      .body =
-          [](Case<Call>& c) {
-            RopeSpec s = *rope_spec({.specials = false,
-                                     .cache = Cache::none,
-                                     .needs_k = true,
-                                     .min_tokens = 4,
-                                     .max_tokens = 4});
-            // Under a pin all four positions stay below the model's max_position_embeddings.
-            const int64_t top = pinned_position_cap(kMaxPosition),
-                          near = std::min<int64_t>(4096, top / 2);
-            const int64_t m = *gen::uniform(0, near), n = *gen::uniform(0, near);
-            const int64_t shift = *rc::gen::weightedOneOf<int64_t>(
-                {{1, gen::uniform(0, near)}, {2, gen::uniform(0, top - std::max(m, n))}});
-            s.positions.values = {m, n, m + shift, n + shift};
-            RC_CLASSIFY(shift > (1 << 20), "long shift");
-            // Token 2 carries token 0's q, token 3 token 1's k.
-            auto edit = [](Call& call, Arena&) {
-              for (int64_t h = 0; h < call.q.shape[1]; ++h)
-                for (int64_t j = 0; j < call.q.shape[2]; ++j)
-                  store(call.q, call.q.offset(2, h, j), load(call.q, call.q.offset(0, h, j)));
-              for (int64_t h = 0; h < call.k->shape[1]; ++h)
-                for (int64_t j = 0; j < call.k->shape[2]; ++j)
-                  store(*call.k, call.k->offset(3, h, j), load(*call.k, call.k->offset(1, h, j)));
-            };
-            c.each([&](const Impl<Call>& impl) {
-              Arena arena, pristine;
-              Call before = build(s, pristine);
-              edit(before, pristine);
-              const Call call = run(impl, s, arena, edit);
-              const double b = rope_exact_bound(impl.bound, s);
-              // ⟨x, y⟩ with x, y each off by ≤ B units per element moves by ≤ Σ |x|·Ey + |y|·Ex +
-              // Ex·Ey; the two dot products together by the sum of theirs.
-              const double fly = fly_factor(before);
-              auto unit_at = [&](const Call& input, const Tensor& x, int64_t t, int64_t h,
-                                 int64_t j) {
-                if (j >= s.rotary_dim) return 0.0;  // the tail is copied exactly
-                const int64_t i =
-                    s.layout == RopeLayout::half_split ? j % (s.rotary_dim / 2) : j / 2;
-                const auto [j0, j1] = pair_dims(s, i);
-                return ulp_f32(
-                    factor_at(input, fly, t, i) *
-                    std::hypot(load(x, x.offset(t, h, j0)), load(x, x.offset(t, h, j1))));
-              };
-              Comparison worst;
-              for (int64_t h = 0; h < s.hq; ++h)
-                for (int64_t g = 0; g < s.hk; ++g) {
-                  double dots[2] = {0, 0}, allowed = 0, unit = 0;
-                  for (int k2 = 0; k2 < 2; ++k2) {
-                    const int64_t tq = 2 * k2, tk = 2 * k2 + 1;
-                    for (int64_t j = 0; j < s.head_dim; ++j) {
-                      const double x = load(call.q_out, call.q_out.offset(tq, h, j));
-                      const double y = load(*call.k_out, call.k_out->offset(tk, g, j));
-                      const double ux = unit_at(before, before.q, tq, h, j);
-                      const double uy = unit_at(before, *before.k, tk, g, j);
-                      dots[k2] += x * y;
-                      unit += std::fabs(x) * uy + std::fabs(y) * ux;
-                      allowed += b * (std::fabs(x) * uy + std::fabs(y) * ux) + b * b * ux * uy;
-                    }
-                  }
-                  merge_scalar(
-                      worst, dots[0], dots[1], unit > 0 ? allowed / unit : 0, unit > 0 ? unit : 1,
-                      [&] {
+  return {.name = "rope.relative",
+          .statement = "⟨R(m)q, R(n)k⟩ depends only on m − n: shifting both by s changes nothing",
+          .body =
+              [](Case<Call>& c) {
+                RopeSpec s = *rope_spec({.specials = false,
+                                         .cache = Cache::none,
+                                         .needs_k = true,
+                                         .min_tokens = 4,
+                                         .max_tokens = 4});
+                // Under a pin all four positions stay below the model's max_position_embeddings.
+                const int64_t top = pinned_position_cap(kMaxPosition),
+                              near = std::min<int64_t>(4096, top / 2);
+                const int64_t m = *gen::uniform(0, near), n = *gen::uniform(0, near);
+                const int64_t shift = *rc::gen::weightedOneOf<int64_t>(
+                    {{1, gen::uniform(0, near)}, {2, gen::uniform(0, top - std::max(m, n))}});
+                s.positions.values = {m, n, m + shift, n + shift};
+                RC_CLASSIFY(shift > (1 << 20), "long shift");
+                // Token 2 carries token 0's q, token 3 token 1's k.
+                auto edit = [](Call& call, Arena&) { repeat_tokens(call.q, *call.k); };
+                c.each([&](const Impl<Call>& impl) {
+                  Arena arena, pristine;
+                  Call before = build(s, pristine);
+                  edit(before, pristine);
+                  const Call call = run(impl, s, arena, edit);
+                  const double b = rope_exact_bound(impl.bound, s);
+                  const double fly = fly_factor(before);
+                  // f for token t, pair i: the unit is ulp_f32(f·‖pair‖) of the input.
+                  auto unit_at = [&](const Call& input, const Tensor& x, int64_t t, int64_t h,
+                                     int64_t j) {
+                    const int64_t i =
+                        s.layout == RopeLayout::half_split ? j % (s.rotary_dim / 2) : j / 2;
+                    return pair_unit(x, s.layout, s.rotary_dim, t, h, j,
+                                     j < s.rotary_dim ? factor_at(input, fly, t, i) : 1);
+                  };
+                  return same_dots(
+                      call.q_out, *call.k_out, b,
+                      [&](int64_t t, int64_t h, int64_t j) {
+                        return unit_at(before, before.q, t, h, j);
+                      },
+                      [&](int64_t t, int64_t h, int64_t j) {
+                        return unit_at(before, *before.k, t, h, j);
+                      },
+                      [&](int64_t h, int64_t g) {
                         return fmt::format(
                             "⟨q_out[m+s, {0}], k_out[n+s, {1}]⟩ vs ⟨q_out[m, {0}], k_out[n, {1}]⟩ "
                             "(m={2} n={3} s={4})",
                             h, g, m, n, shift);
                       });
-                }
-              return Verdict::of(worst);
-            });
-          },
-      .needs = variant::rope_key,
-      .minimum = {{"long shift", 0.3}}};
+                });
+              },
+          .needs = variant::rope_key,
+          .minimum = {{"long shift", 0.3}}};
 }
 
 Property<RopeCall> identity() {

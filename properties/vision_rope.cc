@@ -423,47 +423,13 @@ std::vector<Property<VisionRopeCall>> vision_rope_properties() {
              c.each([&](const Impl<Call>& impl) {
                Arena arena;
                Call call = build(s, arena);
-               for (int64_t h = 0; h < call.q.shape[1]; ++h)
-                 for (int64_t j = 0; j < s.head_dim; ++j)
-                   store(call.q, call.q.offset(2, h, j), load(call.q, call.q.offset(0, h, j)));
-               for (int64_t h = 0; h < call.k->shape[1]; ++h)
-                 for (int64_t j = 0; j < s.head_dim; ++j)
-                   store(*call.k, call.k->offset(3, h, j), load(*call.k, call.k->offset(1, h, j)));
+               rope::repeat_tokens(call.q, *call.k);
                const Tensor q_in = rope::copy_of(call.q, arena),
                             k_in = rope::copy_of(*call.k, arena);
                impl.run(call);
                const double b = exact_bound(impl.bound) + angle_slack(s) + 1.0 / 64;
-               const int64_t half = s.rotary_dim / 2;
-               auto unit_at = [&](const Tensor& x, int64_t t, int64_t h, int64_t j) {
-                 if (j >= s.rotary_dim) return 0.0;
-                 const auto [j0, j1] =
-                     pair_dims(s, s.layout == RopeLayout::half_split ? j % half : j / 2);
-                 return ulp_f32(
-                     std::hypot(load(x, x.offset(t, h, j0)), load(x, x.offset(t, h, j1))));
-               };
-               Comparison worst;
-               for (int64_t h = 0; h < s.hq; ++h)
-                 for (int64_t g = 0; g < s.hk; ++g) {
-                   double dots[2] = {0, 0}, allowed = 0, unit = 0;
-                   for (int k2 = 0; k2 < 2; ++k2) {
-                     const int64_t tq = 2 * k2, tk = 2 * k2 + 1;
-                     for (int64_t j = 0; j < s.head_dim; ++j) {
-                       const double x = load(call.q_out, call.q_out.offset(tq, h, j));
-                       const double y = load(*call.k_out, call.k_out->offset(tk, g, j));
-                       const double ux = unit_at(q_in, tq, h, j), uy = unit_at(k_in, tk, g, j);
-                       dots[k2] += x * y;
-                       unit += std::fabs(x) * uy + std::fabs(y) * ux;
-                       allowed += b * (std::fabs(x) * uy + std::fabs(y) * ux) + b * b * ux * uy;
-                     }
-                   }
-                   merge_scalar(worst, dots[0], dots[1], unit > 0 ? allowed / unit : 0,
-                                unit > 0 ? unit : 1, [&] {
-                                  return fmt::format(
-                                      "⟨q_out, k_out⟩ heads ({}, {}) with axis {} shifted by {}", h,
-                                      g, axis, shift);
-                                });
-                 }
-               return Verdict::of(worst);
+               return rope::same_dots(call.q_out, *call.k_out, b, q_in, k_in, s.layout,
+                                      s.rotary_dim, axis, shift);
              });
            },
        .needs = variant::vision_rope_key,
