@@ -54,22 +54,9 @@ void vision_rope_with(VisionRopeBug bug, const VisionRopeCall& call) {
       cos[i] = std::cos(angle[i]);
       sin[i] = sign * std::sin(bug == B::sin_of_next_pair ? angle[(i + 1) % half] : angle[i]);
     }
-    auto one = [&](const Tensor& x, const Tensor& out) {
-      for (int64_t h = 0; h < x.shape[1]; ++h) {
-        std::vector<double> row(x.shape[2]);
-        for (int64_t j = 0; j < x.shape[2]; ++j) row[j] = load(x, x.offset(t, h, j));
-        std::vector<double> result = row;
-        for (int64_t i = 0; i < half; ++i) {
-          const int64_t j0 = call.layout == RopeLayout::half_split ? i : 2 * i;
-          const int64_t j1 = call.layout == RopeLayout::half_split ? i + half : 2 * i + 1;
-          result[j0] = row[j0] * cos[i] - row[j1] * sin[i];
-          result[j1] = row[j0] * sin[i] + row[j1] * cos[i];
-        }
-        for (int64_t j = 0; j < x.shape[2]; ++j) store(out, out.offset(t, h, j), result[j]);
-      }
-    };
-    one(call.q, call.q_out);
-    if (call.k) one(*call.k, *call.k_out);
+    reference::rotate_token(call.layout, call.rotary_dim, call.q, call.q_out, t, cos, sin);
+    if (call.k)
+      reference::rotate_token(call.layout, call.rotary_dim, *call.k, *call.k_out, t, cos, sin);
   }
 }
 
