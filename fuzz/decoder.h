@@ -312,6 +312,25 @@ class Decoder {
 // rejects the parameter first, so the view only needs to exist.
 inline int64_t bounded(int64_t n, int64_t max) { return std::clamp<int64_t>(n, 0, max); }
 
+// q, q_out and, when the next coin says so, k and k_out of a rope-shaped call (mrope, vision_rope):
+// the dtype, q's layout and values, q_out as q or its own layout, then k's heads, layout and
+// values, k_out likewise, and rarely k or k_out dropped (an invalid call).
+template <class Call>
+void decode_activations(Decoder& in, Arena& arena, Call& c, int64_t tokens, int64_t hq,
+                        int64_t head_dim) {
+  const bool key = in.coin();
+  const DType dtype = in.data();
+  c.q = arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
+  in.fill(c.q);
+  c.q_out = in.coin() ? c.q : arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
+  if (!key) return;
+  const int64_t hk = in.size(1, 4);
+  c.k = arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
+  in.fill(*c.k);
+  c.k_out = in.coin() ? *c.k : arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
+  if (in.rare()) (in.coin() ? c.k : c.k_out).reset();
+}
+
 // Byte 0 picks the implementations; the builder reads the rest, afresh on every build. The dtypes
 // come last, from bytes no other choice reads: a dry run finds where the builder stops (its reads
 // never depend on a dtype), then they are read from there. An input written before the dtype

@@ -8,18 +8,7 @@ Decoded<MropeCall> decode<MropeCall>(std::span<const uint8_t> bytes) {
   return decoded<MropeCall>(bytes, [](Decoder& in, Arena& arena) {
     MropeCall c;
     const int64_t tokens = in.size(0, 12), hq = in.size(1, 4), head_dim = in.size(2, 72);
-    const bool key = in.coin();
-    const DType dtype = in.data();
-    c.q = arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
-    in.fill(c.q);
-    c.q_out = in.coin() ? c.q : arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
-    if (key) {
-      const int64_t hk = in.size(1, 4);
-      c.k = arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
-      in.fill(*c.k);
-      c.k_out = in.coin() ? *c.k : arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
-      if (in.rare()) (in.coin() ? c.k : c.k_out).reset();
-    }
+    decode_activations(in, arena, c, tokens, hq, head_dim);
     c.rotary_dim = in.rotary_dim(head_dim);
     c.convention = static_cast<MropeConvention>(in.rare() ? in.size(0, 255) : in.size(0, 1));
     // Mostly a section the convention accepts; rarely any three counts.

@@ -9,18 +9,7 @@ Decoded<VisionRopeCall> decode<VisionRopeCall>(std::span<const uint8_t> bytes) {
     VisionRopeCall c;
     // head_dim from 4: the empty input is a valid call (rotary_dim 4).
     const int64_t tokens = in.size(0, 12), hq = in.size(1, 4), head_dim = in.size(4, 72);
-    const bool key = in.coin();
-    const DType dtype = in.data();
-    c.q = arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
-    in.fill(c.q);
-    c.q_out = in.coin() ? c.q : arena.alloc(dtype, {tokens, hq, head_dim}, in.layout());
-    if (key) {
-      const int64_t hk = in.size(1, 4);
-      c.k = arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
-      in.fill(*c.k);
-      c.k_out = in.coin() ? *c.k : arena.alloc(dtype, {tokens, hk, head_dim}, in.layout());
-      if (in.rare()) (in.coin() ? c.k : c.k_out).reset();
-    }
+    decode_activations(in, arena, c, tokens, hq, head_dim);
     // Mostly a multiple of 4 (d/4 pairs per axis), rarely anything near head_dim.
     c.rotary_dim = in.rare() ? in.integer(head_dim, -2, head_dim + 3)
                              : 4 * in.size(1, std::max<int64_t>(1, head_dim / 4));
