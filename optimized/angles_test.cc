@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -109,6 +111,39 @@ TEST(AngleWalker, StepsStayAccurateAndAnyStartGivesTheSameBits) {
           << "part starting at " << start << ", item " << t;
     }
   }
+}
+
+// SoftmaxExp (math-inl.h, attention's weights) against exp in double over every 61st f32 in
+// [−87, 0] and the edges: within 1 ulp of e^x, exactly 1 at 0, and 0 below −87 (e^x < 2⁻¹²⁵).
+TEST(SoftmaxExp, IsWithinOneUlpOnItsRange) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto exp_of = [&](float x) { return hn::GetLane(SoftmaxExp(d, hn::Set(d, x))); };
+  EXPECT_EQ(exp_of(0.0f), 1.0f);
+  EXPECT_EQ(exp_of(-0.0f), 1.0f);
+  for (float x : {-87.0001f, -88.0f, -103.9f, -1e30f, -std::numeric_limits<float>::infinity()})
+    EXPECT_EQ(exp_of(x), 0.0f) << x;
+  uint32_t bits;
+  const float lowest = -87.0f;
+  std::memcpy(&bits, &lowest, sizeof(bits));
+  double worst = 0;
+  float worst_x = 0;
+  std::vector<float> xs(static_cast<size_t>(N)), ys(static_cast<size_t>(N));
+  for (uint32_t b = 0x80000000u; b <= bits;) {
+    for (int64_t i = 0; i < N; ++i, b = std::min<uint32_t>(b + 61, bits))
+      std::memcpy(&xs[static_cast<size_t>(i)], &b, sizeof(float));
+    hn::StoreU(SoftmaxExp(d, hn::LoadU(d, xs.data())), d, ys.data());
+    for (int64_t i = 0; i < N; ++i) {
+      const double exact = std::exp(static_cast<double>(xs[i]));
+      const float f = static_cast<float>(exact);
+      const double ulp = std::nextafter(f, 2.0f) - f;
+      const double error = std::fabs(ys[i] - exact) / ulp;
+      if (error > worst) worst = error, worst_x = xs[i];
+    }
+    if (b == bits) break;
+  }
+  std::printf("SoftmaxExp: worst %.3f ulp at x = %.9g\n", worst, worst_x);
+  EXPECT_LE(worst, 1.0) << worst_x;
 }
 
 }  // namespace

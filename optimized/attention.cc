@@ -1,11 +1,12 @@
 // attention: softmax(scale·q·kᵀ + bias + mask)·v, flash-style. A work item is one kv head and a
 // block of queries, for every query head that reads that kv head (grouped-query attention reads
 // each key and value block once for the whole group): kQueryRows rows in all. It walks the key
-// blocks in order, computing the block's scores
-// with Eigen's GEMM, the online softmax (running maximum, rescaled sum and accumulator) with
-// Highway, and the block's p·v with Eigen's GEMM again. Work items are split across threads, and
-// every row is computed the same way whichever thread runs it, so the output is bitwise identical
-// for every thread count.
+// blocks in order, computing the block's scores q·kᵀ, the online softmax (running maximum,
+// rescaled sum and accumulator) and the block's p·v, all with Highway. The two products run in
+// register tiles (Product) over keys and values that each thread packs once per kv head
+// (PackBlock), so the packing is paid once per head rather than once per work item. Work items
+// are split across threads, and every row is computed the same way whichever thread runs it, so
+// the output is bitwise identical for every thread count.
 //
 // Split-KV decode: with a few queries (tq ≤ kSplitQueries) and a long KV cache (tk ≥
 // 2·kSplitKeys), a work item alone would be one thread's walk over every key, and a call with
@@ -22,7 +23,7 @@
 // visible values are finite. Masked keys (causal, sliding window, chunks: AttentionCall::visible)
 // contribute nothing: their scores become −∞ and their p exactly 0, key blocks that no row of a
 // work item sees are skipped, and value rows holding NaN or ∞ (an unused KV-cache slot) are zeroed
-// before the GEMM reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite
+// before the product reads them. Any other row — a NaN or +∞ score, an f32 overflow, a non-finite
 // visible value — is recomputed in fp64 by exact_row, which keeps the contract's edge rules (NaN
 // rows, +∞ scores, …). So is a row whose largest score exceeds 2^20, where f32 cannot tell the
 // scores apart.
@@ -44,8 +45,10 @@
 //   scores: the f32 dot product over d (≤ d·u·σ), the scale's rounding and the one rounding of
 //     scale·qk + (bias − max) (≤ 2u·σ plus u·|exponent|, which matters only where p is not tiny);
 //     a score error δ moves the output by at most 2·δ·vmax, so ≤ 2(d + 2)·U;
-//   exp: Highway's Exp is within 1 ulp, a relative error 2u of each p, ≤ 4·U;
-//   sums: p·v is summed by Eigen in registers, Bk = 128 terms in sequence, then block by block
+//   exp: Highway's Exp and SoftmaxExp are within 1 ulp, a relative error 2u of each p, ≤ 4·U
+//     (SoftmaxExp's zeros below e^−87 add under 2^−125 per key);
+//   sums: p·v is summed in registers, Bk = 128 terms in sequence (one FMA each), then block by
+//   block
 //     into the accumulator (⌈tk/Bk⌉ roundings); the running sum in N lanes then across them.
 //     Together ≤ (Bk + Bk/N + 4⌈tk/Bk⌉ + 2)·U. The rescaling by exp(old max − new max) applies
 //     the same rounded factor to both sums, so its error cancels but for the two products.
@@ -58,15 +61,16 @@
 #ifndef POSENC_OPTIMIZED_ATTENTION_SHARED
 #define POSENC_OPTIMIZED_ATTENTION_SHARED
 #include <hwy/aligned_allocator.h>
+#include <hwy/cache_control.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#include "optimized/attention_gemm.h"
 #include "optimized/optimized.h"
 #include "optimized/thread_pool.h"
 
@@ -75,6 +79,8 @@ namespace posenc::optimized::attention_detail {
 inline constexpr int64_t kQueryRows = 64;  // rows of a work item: (query head, query) pairs
 inline constexpr int64_t kKeyBlock = 128;  // keys per block; a multiple of every vector width
 inline constexpr int64_t kMaxLanes = 16;   // widest f32 vector (AVX-512)
+// Fewest rows for which transposing a key block pays (Plan::pack_keys).
+inline constexpr int64_t kPackRows = 16;
 // Split-KV decode (above): keys per split, and the most queries a split call has.
 inline constexpr int64_t kSplitKeys = 2 * kKeyBlock;
 inline constexpr int64_t kSplitQueries = 4;
@@ -112,7 +118,12 @@ struct Plan {
   std::vector<int64_t> block_min, block_max;  // positional: key positions' range per key block
   std::vector<float> slopes, sinks;           // per query head, when given
 
-  explicit Plan(const AttentionCall& c) : call(&c) {
+  uint64_t id;  // unique to this call: a thread's packed keys and values belong to one call
+  // Whether items transpose their key blocks for the score product (PackBlock), or, with fewer
+  // than kPackRows rows, read the keys in place (DotScores).
+  bool pack_keys = false;
+
+  explicit Plan(const AttentionCall& c) : call(&c), id(next_id()) {
     tq = c.q.shape[0];
     hq = c.q.shape[1];
     d = c.q.shape[2];
@@ -124,6 +135,7 @@ struct Plan {
     queries_per_item = kQueryRows / heads_per_item;
     query_blocks = (tq + queries_per_item - 1) / queries_per_item;
     key_blocks = (tk + kKeyBlock - 1) / kKeyBlock;
+    pack_keys = heads_per_item * std::min(tq, queries_per_item) >= kPackRows;
     if (tq >= 1 && tq <= kSplitQueries && tk >= 2 * kSplitKeys) {
       splits = (tk + kSplitKeys - 1) / kSplitKeys;
       split_rows = heads_per_item * std::min(tq, queries_per_item);
@@ -177,6 +189,11 @@ struct Plan {
       first_split = first < last ? first : 0;
       seen_splits = std::max<int64_t>(last - first, 0);
     }
+  }
+
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> counter{0};
+    return ++counter;
   }
 
   int64_t items() const { return hq / group * head_chunks * query_blocks; }
@@ -262,17 +279,27 @@ inline void exact_row(const AttentionCall& call, int64_t h, int64_t i) {
 
 // Per-thread buffers, 64-byte aligned; rows padded to whole vectors. Each thread keeps its own
 // across calls (fresh ones would fault their pages in on every call, about 12 µs per 4 KiB here);
-// the leading dimensions always follow the call, only the capacities grow.
+// the leading dimensions always follow the call, only the capacities grow. The largest is the
+// packed keys and values: one kv head's, in f32, for a whole walk (tk·(d + dv) floats, 4 MiB at
+// tk = 4096, d = dv = 128), or one split's.
 class Scratch {
  public:
-  int64_t ldq = 0, lds = kKeyBlock, ldacc = 0, ldk = 0, ldv = 0;
-  float *q, *s, *acc, *t, *k, *v, *bias_row, *out_row;
+  int64_t ldq = 0, lds = kKeyBlock, ldacc = 0;
+  float *q, *s, *acc, *t, *k, *bias_row, *out_row;
+  // Key blocks [packed_from, …) of one kv head, packed for the products (PackBlock): keys
+  // transposed, [d][kKeyBlock] per block, and values [kKeyBlock][ldacc]; which call, head and first
+  // block they are, and which blocks are packed.
+  float *keys, *values;
+  uint64_t packed_call = 0;
+  int64_t packed_head = -1, packed_from = 0;
+  std::vector<uint8_t> packed;
+  float* v;                         // one value block, as rows of ldacc, its non-finite rows zeroed
+  std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
   float *alibi_row, *alibi_lo;  // fused ALiBi (plus the bias, as hi + lo) for one row's key block
   // Per row: running maximum, running sum, this block's rescaling of the accumulator.
   float m[kQueryRows], l[kQueryRows], alpha[kQueryRows];
   uint8_t exceptional[kQueryRows];
-  std::vector<int64_t> bad_values;  // keys of the current block whose value row is not finite
-  std::vector<double> merged;       // split-KV: a row's accumulator, merged over its splits
+  std::vector<double> merged;  // split-KV: a row's accumulator, merged over its splits
 
   static Scratch& for_this_thread(const Plan& p) {
     thread_local Scratch scratch;
@@ -282,19 +309,22 @@ class Scratch {
 
  private:
   void prepare(const Plan& p) {
-    ldq = ldk = p.d;
-    ldv = p.dv;
+    ldq = p.d;
     ldacc = round_up(p.dv, kMaxLanes);
     q = grow(0, kQueryRows * ldq);
     s = grow(1, kQueryRows * lds);
     acc = grow(2, kQueryRows * ldacc);
-    k = grow(3, kKeyBlock * ldk);
-    v = grow(4, kKeyBlock * ldv);
+    k = grow(3, p.d);
+    v = grow(11, kKeyBlock * ldacc);
     bias_row = grow(5, lds);
     out_row = grow(6, ldacc);
     t = grow(7, kQueryRows * ldacc);
     alibi_row = grow(8, lds);
     alibi_lo = grow(9, lds);
+    // A whole walk packs every key block of a head; a split its own.
+    const int64_t blocks = p.split() ? kSplitKeys / kKeyBlock : p.key_blocks;
+    keys = grow(4, p.pack_keys ? blocks * kKeyBlock * p.d : 0);
+    values = grow(10, (p.pack_keys ? blocks : 1) * kKeyBlock * ldacc);
   }
 
   // Buffer `which`, with room for n floats (zeros when new).
@@ -307,8 +337,8 @@ class Scratch {
     return buffer_[which].get();
   }
 
-  hwy::AlignedFreeUniquePtr<float[]> buffer_[10];
-  int64_t size_[10] = {};
+  hwy::AlignedFreeUniquePtr<float[]> buffer_[12];
+  int64_t size_[12] = {};
 };
 
 }  // namespace posenc::optimized::attention_detail
@@ -327,15 +357,6 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using namespace attention_detail;
-
-// The Eigen copy this target's CPU is sure to run.
-#if POSENC_GEMM_X86 && HWY_TARGET == HWY_AVX2
-namespace gemm = gemm_avx2;
-#elif POSENC_GEMM_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
-namespace gemm = gemm_avx512;
-#else
-namespace gemm = gemm_baseline;
-#endif
 
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
@@ -411,27 +432,6 @@ HWY_INLINE void FromF32(const float* src, int64_t n, const Tensor& t, int64_t at
   for (; c < n; ++c) store(t, at + c * stride, src[c]);
 }
 
-// Rows [j0, j0 + n) of head h of a [t, heads, width] view, as f32, with their leading dimension:
-// in place when the rows are contiguous f32, else converted into `buffer` (leading dimension
-// width).
-HWY_INLINE const float* HeadRows(const Tensor& t, int64_t j0, int64_t n, int64_t h, float* buffer,
-                                 int64_t& ld) {
-  // Rows a multiple of 4 KiB apart (8 kv heads of 128 f32) fall in the same L1 sets (48 KiB,
-  // 12-way: 4 KiB per way) and the GEMM's walk down them thrashes: copied, f32 GQA decode
-  // (q = 1, tk = 4096, 32/8 heads, d = 128) takes 3.15-3.25 ms of CPU instead of 4.65-4.95
-  // (bf16, always copied: 2.66-3.64), alternating runs at load 6.8, AMD EPYC.
-  const bool aliasing = t.strides[0] * static_cast<int64_t>(sizeof(float)) % 4096 == 0;
-  if (t.dtype == DType::f32 && t.strides[2] == 1 && !aliasing) {
-    ld = t.strides[0];
-    return t.as<float>() + t.offset(j0, h, 0);
-  }
-  const int64_t width = t.shape[2];
-  for (int64_t j = 0; j < n; ++j)
-    ToF32(t, t.offset(j0 + j, h, 0), t.strides[2], width, buffer + j * width);
-  ld = width;
-  return buffer;
-}
-
 // Whether all n elements of the contiguous row are finite.
 HWY_INLINE bool AllFinite(const float* row, int64_t n) {
   const DF df;
@@ -442,6 +442,74 @@ HWY_INLINE bool AllFinite(const float* row, int64_t n) {
   bool ok = hn::AllTrue(df, finite);
   for (; c < n; ++c) ok &= std::isfinite(row[c]);
   return ok;
+}
+
+// Rows of a [t, heads, width] view read this far ahead are prefetched: a KV cache's rows of one
+// head lie heads·width elements apart, a stride the hardware prefetcher does not follow far.
+inline constexpr int64_t kPrefetchRows = 8;
+HWY_INLINE void PrefetchRow(const Tensor& t, int64_t j, int64_t h, int64_t rows) {
+  if (j >= rows) return;
+  const char* row = static_cast<const char*>(t.data) + t.offset(j, h, 0) * dtype_size(t.dtype);
+  const int64_t bytes = t.shape[2] * t.strides[2] * static_cast<int64_t>(dtype_size(t.dtype));
+  for (int64_t b = 0; b < bytes; b += 64) hwy::Prefetch(row + b);
+}
+
+// Rows [j0, j0 + n) of kv head kvh of v as f32 rows of ldacc, zeros past dv, into dst.
+HWY_INLINE void CopyValues(const Plan& plan, int64_t kvh, int64_t j0, int64_t n, int64_t ldacc,
+                           float* dst) {
+  const Tensor& v = plan.call->v;
+  for (int64_t j = 0; j < n; ++j) {
+    PrefetchRow(v, j0 + j + kPrefetchRows, kvh, plan.tk);
+    float* row = dst + j * ldacc;
+    ToF32(v, v.offset(j0 + j, kvh, 0), v.strides[2], plan.dv, row);
+    std::fill(row + plan.dv, row + ldacc, 0.0f);
+  }
+}
+
+// Key block kb of kv head kvh packed for the products (items with pack_keys), by the thread that
+// needs it, once per call and head for a whole walk (every work item of the head on this thread
+// reads it) or per split: the keys transposed to [d][kKeyBlock], the values as rows of ldacc, both
+// f32 with zeros past the last key and past dv. Returns the block's slot.
+HWY_INLINE int64_t PackBlock(const Plan& plan, Scratch& sc, int64_t kvh, int64_t kb0, int64_t kb) {
+  if (sc.packed_call != plan.id || sc.packed_head != kvh || sc.packed_from != kb0) {
+    sc.packed_call = plan.id;
+    sc.packed_head = kvh;
+    sc.packed_from = kb0;
+    sc.packed.assign(static_cast<size_t>(plan.key_blocks - kb0), 0);
+  }
+  const int64_t slot = kb - kb0;
+  if (sc.packed[slot]) return slot;
+  const Tensor& k = plan.call->k;
+  const int64_t d = plan.d, j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
+  float* keys = sc.keys + slot * d * kKeyBlock;
+  for (int64_t j = 0; j < n; ++j) {
+    const float* key = sc.k;
+    if (k.dtype == DType::f32 && k.strides[2] == 1) {
+      key = k.as<float>() + k.offset(j0 + j, kvh, 0);
+    } else {
+      ToF32(k, k.offset(j0 + j, kvh, 0), k.strides[2], d, sc.k);
+    }
+    for (int64_t c = 0; c < d; ++c) keys[c * kKeyBlock + j] = key[c];
+  }
+  for (int64_t c = 0; n < kKeyBlock && c < d; ++c)
+    std::fill(keys + c * kKeyBlock + n, keys + (c + 1) * kKeyBlock, 0.0f);
+  CopyValues(plan, kvh, j0, n, sc.ldacc, sc.values + slot * kKeyBlock * sc.ldacc);
+  sc.packed[slot] = 1;
+  return slot;
+}
+
+// The value rows an item without pack_keys reads: in place when they are f32, contiguous and fill
+// ldacc (a decode call streams its KV cache once: a copy would only add traffic), else converted.
+HWY_INLINE const float* ValueRows(const Plan& plan, Scratch& sc, int64_t kvh, int64_t j0, int64_t n,
+                                  int64_t& ld) {
+  const Tensor& v = plan.call->v;
+  if (v.dtype == DType::f32 && v.strides[2] == 1 && plan.dv == sc.ldacc) {
+    ld = v.strides[0];
+    return v.as<float>() + v.offset(j0, kvh, 0);
+  }
+  CopyValues(plan, kvh, j0, n, sc.ldacc, sc.values);
+  ld = sc.ldacc;
+  return sc.values;
 }
 
 // The fused ALiBi terms slope_h·(−|q_pos − k_pos|) of keys [j0, j0 + padded) for query i, each one
@@ -475,6 +543,167 @@ HWY_INLINE void AlibiRow(const Plan& plan, Scratch& sc, int64_t h, int64_t i, in
     hn::Store(hn::IfThenElse(overflow, hn::Set(df, NAN), hi), df, sc.alibi_row + c);
     hn::Store(hn::IfThenElseZero(hn::IsFinite(hi), lo), df, sc.alibi_lo + c);
   }
+}
+
+// The block products, c[rows × cols] = a[rows × depth] · b[depth × cols] with cols a multiple of
+// the vector width: a tile of kTileRows rows × kTileVectors vectors of columns lives in registers,
+// a's elements broadcast and b's rows loaded whole, and each element of c is one chain of FMAs
+// over depth, in order. a is read in place; b is a key or value block PackBlock made.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3  // 32 vector registers: 24 accumulators
+inline constexpr int kTileRows = 6, kTileVectors = 4;
+#else
+inline constexpr int kTileRows = 4, kTileVectors = 2;
+#endif
+
+template <int R, int C>
+HWY_INLINE void ProductTile(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT b,
+                            int64_t ldb, float* HWY_RESTRICT c, int64_t ldc, int64_t depth) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+#if HWY_HAVE_SCALABLE  // no arrays of sizeless vectors: one accumulator at a time
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < C; ++v) {
+      auto sum = hn::Zero(df);
+      for (int64_t k = 0; k < depth; ++k)
+        sum = hn::MulAdd(hn::Set(df, a[r * lda + k]), hn::LoadU(df, b + k * ldb + v * N), sum);
+      hn::StoreU(sum, df, c + r * ldc + v * N);
+    }
+  }
+#else
+  hn::Vec<DF> acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < C; ++v) acc[r][v] = hn::Zero(df);
+  for (int64_t k = 0; k < depth; ++k) {
+    hn::Vec<DF> row[C];
+    for (int v = 0; v < C; ++v) row[v] = hn::LoadU(df, b + k * ldb + v * N);
+    for (int r = 0; r < R; ++r) {
+      const auto element = hn::Set(df, a[r * lda + k]);
+      for (int v = 0; v < C; ++v) acc[r][v] = hn::MulAdd(element, row[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < C; ++v) hn::StoreU(acc[r][v], df, c + r * ldc + v * N);
+#endif
+}
+
+// Rows [0, rows) of one column panel of C vectors, in tiles of kTileRows and one smaller tile.
+template <int C, int R = kTileRows>
+HWY_INLINE void ProductPanel(const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                             int64_t ldc, int64_t rows, int64_t depth) {
+  if constexpr (R == kTileRows) {
+    int64_t r = 0;
+    for (; r + R <= rows; r += R)
+      ProductTile<R, C>(a + r * lda, lda, b, ldb, c + r * ldc, ldc, depth);
+    if (r < rows)
+      ProductPanel<C, R - 1>(a + r * lda, lda, b, ldb, c + r * ldc, ldc, rows - r, depth);
+  } else if constexpr (R > 0) {
+    if (rows == R) {
+      ProductTile<R, C>(a, lda, b, ldb, c, ldc, depth);
+    } else {
+      ProductPanel<C, R - 1>(a, lda, b, ldb, c, ldc, rows, depth);
+    }
+  }
+}
+
+HWY_INLINE void Product(const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                        int64_t ldc, int64_t rows, int64_t cols, int64_t depth) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
+  int64_t col = 0;
+  for (; col + kTileVectors * N <= cols; col += kTileVectors * N)
+    ProductPanel<kTileVectors>(a, lda, b + col, ldb, c + col, ldc, rows, depth);
+  for (; col < cols; col += N) ProductPanel<1>(a, lda, b + col, ldb, c + col, ldc, rows, depth);
+}
+
+// A row's new maximum and this block's sum of p: rescales the running sum and sets alpha.
+HWY_INLINE void UpdateRow(Scratch& sc, int64_t r, float new_max, float block_sum) {
+  const DF df;
+  const float old_max = sc.m[r];
+  float total = sc.l[r];
+  if (old_max != new_max && old_max != -std::numeric_limits<float>::infinity()) {
+    sc.alpha[r] = hn::GetLane(hn::Exp(df, hn::Set(df, old_max - new_max)));
+    total *= sc.alpha[r];
+  }
+  sc.l[r] = total + block_sum;
+  sc.m[r] = new_max;
+}
+
+// SoftmaxStep where keys [0, limit) are visible (limit > 0) and the score is scale·raw: no bias,
+// ALiBi or softcap, the common case, in fewer operations. The first pass keeps only the raw
+// products' range and whether one is NaN (scaling is monotonic, so the scores are finite exactly
+// when the range's ends scale to finite values), and the weights come from SoftmaxExp.
+HWY_INLINE bool PlainSoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t limit,
+                                 int64_t padded) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  float* s = sc.s + r * sc.lds;
+  const int64_t full = limit / N * N;
+  const auto inf = hn::Set(df, std::numeric_limits<float>::infinity()), neg_inf = hn::Neg(inf);
+  auto hi = neg_inf, lo = inf;
+  auto nan = hn::Lt(hi, hi);  // all false
+  for (int64_t c = 0; c < full; c += N) {
+    const auto raw = hn::Load(df, s + c);
+    hi = hn::Max(hi, raw);
+    lo = hn::Min(lo, raw);
+    nan = hn::Or(nan, hn::IsNaN(raw));
+  }
+  const auto tail = hn::FirstN(df, static_cast<size_t>(limit - full));
+  if (full < limit) {
+    const auto raw = hn::Load(df, s + full);
+    hi = hn::Max(hi, hn::IfThenElse(tail, raw, neg_inf));
+    lo = hn::Min(lo, hn::IfThenElse(tail, raw, inf));
+    nan = hn::Or(nan, hn::And(tail, hn::IsNaN(raw)));
+  }
+  const float top = hn::GetLane(hn::MaxOfLanes(df, hi)) * plan.scale;
+  const float bottom = hn::GetLane(hn::MinOfLanes(df, lo)) * plan.scale;
+  if (!hn::AllFalse(df, nan) || !std::isfinite(top) || !std::isfinite(bottom)) return false;
+  const float new_max = std::max({sc.m[r], top, bottom});
+  if (std::fabs(new_max) > kLargestScore) return false;
+  const auto scale = hn::Set(df, plan.scale), minus_max = hn::Set(df, -new_max);
+  auto sum = hn::Zero(df);
+  for (int64_t c = 0; c < full; c += N) {
+    const auto p = SoftmaxExp(df, hn::MulAdd(hn::Load(df, s + c), scale, minus_max));
+    hn::Store(p, df, s + c);
+    sum = hn::Add(sum, p);
+  }
+  if (full < limit) {
+    const auto x = hn::MulAdd(hn::Load(df, s + full), scale, minus_max);
+    const auto p = SoftmaxExp(df, hn::IfThenElse(tail, x, neg_inf));
+    hn::Store(p, df, s + full);
+    sum = hn::Add(sum, p);
+  }
+  for (int64_t c = round_up(limit, N); c < padded; c += N) hn::Store(hn::Zero(df), df, s + c);
+  UpdateRow(sc, r, new_max, hn::GetLane(hn::SumOfLanes(df, sum)));
+  return true;
+}
+
+// The scores of an item with few rows, each a dot product of a query row with a key read in
+// place: transposing the keys would cost more than these products.
+HWY_INLINE void DotScores(const Plan& plan, Scratch& sc, int64_t kvh, int64_t j0, int64_t n,
+                          int64_t rows) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df)), d = plan.d, whole = d / N * N;
+  const Tensor& k = plan.call->k;
+  for (int64_t j = 0; j < n; ++j) {
+    PrefetchRow(k, j0 + j + kPrefetchRows, kvh, plan.tk);
+    PrefetchRow(plan.call->v, j0 + j, kvh, plan.tk);  // for the p·v product that follows
+    const float* key = sc.k;
+    if (k.dtype == DType::f32 && k.strides[2] == 1) {
+      key = k.as<float>() + k.offset(j0 + j, kvh, 0);
+    } else {
+      ToF32(k, k.offset(j0 + j, kvh, 0), k.strides[2], d, sc.k);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* q = sc.q + r * sc.ldq;
+      auto sum = hn::Zero(df);
+      for (int64_t c = 0; c < whole; c += N)
+        sum = hn::MulAdd(hn::LoadU(df, q + c), hn::LoadU(df, key + c), sum);
+      float dot = hn::GetLane(hn::SumOfLanes(df, sum));
+      for (int64_t c = whole; c < d; ++c) dot += q[c] * key[c];
+      sc.s[r * sc.lds + j] = dot;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    std::fill(sc.s + r * sc.lds + n, sc.s + r * sc.lds + round_up(n, N), 0.0f);
 }
 
 // One query row's step of the online softmax over one key block of n keys. Turns the row's raw
@@ -529,6 +758,9 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     AlibiRow(plan, sc, h, i, j0, padded, bias);
     if (bias != nullptr) bias_lo = sc.alibi_lo;
     bias = sc.alibi_row;
+  }
+  if (bias == nullptr && !plan.softcapped && !check_positions && first == 0) {
+    return PlainSoftmaxStep(plan, sc, r, limit, padded);
   }
 
   const auto neg_inf = hn::Set(df, kNegInf);
@@ -599,13 +831,7 @@ HWY_INLINE bool SoftmaxStep(const Plan& plan, Scratch& sc, int64_t r, int64_t h,
     hn::Store(p, df, s + c);
     sum = hn::Add(sum, p);
   }
-  float total = sc.l[r];
-  if (old_max != new_max && old_max != kNegInf) {
-    sc.alpha[r] = hn::GetLane(hn::Exp(df, hn::Set(df, old_max - new_max)));
-    total *= sc.alpha[r];
-  }
-  sc.l[r] = total + hn::GetLane(hn::SumOfLanes(df, sum));
-  sc.m[r] = new_max;
+  UpdateRow(sc, r, new_max, hn::GetLane(hn::SumOfLanes(df, sum)));
   return true;
 }
 
@@ -673,7 +899,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const AttentionCall& call = *plan.call;
-  const Tensor &q = call.q, &k = call.k, &v = call.v;
+  const Tensor& q = call.q;
   const int64_t kvh = h0 / plan.group, queries = i1 - i0, rows = (h1 - h0) * queries;
   const int64_t d = plan.d, dv = plan.dv;
   const auto head = [&](int64_t r) { return h0 + r / queries; };
@@ -699,9 +925,18 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     if (plan.masked && (plan.block_min[kb] > newest || plan.block_max[kb] < oldest)) continue;
     const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, plan.tk - j0);
 
-    int64_t ldk, ldv;
-    const float* keys = HeadRows(k, j0, n, kvh, sc.k, ldk);
-    gemm::product_abt(sc.q, sc.ldq, keys, ldk, sc.s, sc.lds, rows, n, d);
+    const float* values;
+    int64_t ldv;
+    if (plan.pack_keys) {
+      const int64_t slot = PackBlock(plan, sc, kvh, kb0, kb);
+      Product(sc.q, sc.ldq, sc.keys + slot * d * kKeyBlock, kKeyBlock, sc.s, sc.lds, rows,
+              round_up(n, N), d);
+      values = sc.values + slot * kKeyBlock * sc.ldacc;
+      ldv = sc.ldacc;
+    } else {
+      DotScores(plan, sc, kvh, j0, n, rows);
+      values = ValueRows(plan, sc, kvh, j0, n, ldv);
+    }
 
     for (int64_t r = 0; r < rows; ++r) {
       if (!sc.exceptional[r] && !SoftmaxStep(plan, sc, r, head(r), query(r), j0, n, kb)) {
@@ -713,8 +948,7 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     }
 
     // This block's p·v.
-    const float* values = HeadRows(v, j0, n, kvh, sc.v, ldv);
-    gemm::product_ab(sc.s, sc.lds, values, ldv, sc.t, sc.ldacc, rows, dv, n);
+    Product(sc.s, sc.lds, values, ldv, sc.t, sc.ldacc, rows, sc.ldacc, n);
     // A value that is NaN or ∞ (an unused KV-cache slot, say) turns every row's product non-finite
     // (0·NaN is NaN): redo the block with those values zeroed. A row that sees such a key, or
     // whose product overflows, takes the exact path.
@@ -724,14 +958,14 @@ HWY_INLINE void AttendBlock(const Plan& plan, Scratch& sc, int64_t h0, int64_t h
     if (!finite) {
       sc.bad_values.clear();
       for (int64_t j = 0; j < n; ++j) {
-        float* dst = sc.v + j * sc.ldv;
-        ToF32(v, v.offset(j0 + j, kvh, 0), v.strides[2], dv, dst);
-        if (!AllFinite(dst, dv)) {
+        float* row = sc.v + j * sc.ldacc;
+        std::memcpy(row, values + j * ldv, static_cast<size_t>(sc.ldacc) * sizeof(float));
+        if (!AllFinite(row, dv)) {
           sc.bad_values.push_back(j);
-          std::fill(dst, dst + dv, 0.0f);
+          std::fill(row, row + dv, 0.0f);
         }
       }
-      gemm::product_ab(sc.s, sc.lds, sc.v, sc.ldv, sc.t, sc.ldacc, rows, dv, n);
+      Product(sc.s, sc.lds, sc.v, sc.ldacc, sc.t, sc.ldacc, rows, sc.ldacc, n);
       for (int64_t r = 0; r < rows; ++r) {
         if (sc.exceptional[r]) continue;
         bool sees_bad_value = false;
@@ -878,10 +1112,10 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
 
 }  // namespace
 
-// softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products by Eigen's GEMM, online softmax
-// by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64 by
-// exact_row. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the
-// error analysis is in attention.cc).
+// softmax(scale·q·kᵀ + bias + mask)·v, flash-style: f32 products in register tiles and online
+// softmax, by Highway; rows the fast path does not cover (NaN, ±∞, overflow) are computed in fp64
+// by exact_row. Bound 32 in ulp(vmax)·(1 + |scale|·‖q_i‖·kmax), a statistical bound (the error
+// analysis is in attention.cc).
 std::vector<Impl<AttentionCall>> attention() {
   static const TargetTable<AttendFn> table = POSENC_TARGET_TABLE(Attend);
   const uint64_t variants =

@@ -305,7 +305,7 @@ TEST(OptimizedAttention, BitwiseIdenticalForEveryThreadCount) {
                                    problem({300, 300, 8, 2, 64, 64, Mask::causal, true, true}, 21));
 }
 
-// The same values at other addresses give the same bits (Eigen's paths for small products must
+// The same values at other addresses give the same bits (the block products and the softmax must
 // not depend on alignment).
 TEST(OptimizedAttention, BitwiseIdenticalAtEveryAlignment) {
   for (const Shape& s : {Shape{1, 40, 4, 2, 64, 64}, Shape{3, 5, 2, 1, 3, 5},

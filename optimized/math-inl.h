@@ -231,6 +231,35 @@ HWY_INLINE V FusedMulSub(D d, V a, V b, V c) {
 #endif
 }
 
+// e^x for f32 lanes x ≤ 0, the softmax weight: Highway's Exp (Highway 1.0.3: the same reduction
+// by ln 2 in two parts and the same degree-5 polynomial, within 1 ulp), with q = round(x/ln 2)
+// read from the low bits of x/ln 2 + 1.5·2²³ and 2^q built from them in one step. That step needs
+// q ≥ −126, so below −87 the result is 0 where e^x is under 2⁻¹²⁵: next to a softmax sum ≥ 1 (its
+// maximum's own weight) that is off by less than 2⁻¹²⁵ per key. 19 operations to Exp's 26.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V SoftmaxExp(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  const auto lowest = hn::Set(d, -87.0f);
+  const auto clamped = hn::Max(x, lowest);
+  const auto shift = hn::Set(d, 12582912.0f);  // 1.5·2²³: its ulp is 1
+  const auto shifted = hn::MulAdd(clamped, hn::Set(d, 1.442695040888963407359924681f), shift);
+  const auto q = hn::Sub(shifted, shift);
+  auto r = hn::MulAdd(q, hn::Set(d, -0.693145751953125f), clamped);
+  r = hn::MulAdd(q, hn::Set(d, -1.428606765330187045e-6f), r);
+  const auto r2 = hn::Mul(r, r), r4 = hn::Mul(r2, r2);
+  const auto p01 = hn::MulAdd(hn::Set(d, 0.166666671633720397949219f), r, hn::Set(d, 0.5f));
+  const auto p23 = hn::MulAdd(hn::Set(d, 0.00833336077630519866943359f), r,
+                              hn::Set(d, 0.0416664853692054748535156f));
+  const auto p45 = hn::MulAdd(hn::Set(d, 0.000198527617612853646278381f), r,
+                              hn::Set(d, 0.00139304355252534151077271f));
+  const auto poly = hn::MulAdd(p45, r4, hn::MulAdd(p23, r2, p01));
+  const auto mantissa = hn::Add(hn::MulAdd(poly, r2, r), hn::Set(d, 1.0f));
+  // shifted's bits are those of 1.5·2²³ plus q: q + 127 is 2^q's biased exponent.
+  const auto exponent = hn::Sub(hn::BitCast(di, shifted), hn::Set(di, 0x4B400000 - 127));
+  const auto pow2 = hn::BitCast(d, hn::ShiftLeft<23>(exponent));
+  return hn::IfThenZeroElse(hn::Lt(x, lowest), hn::Mul(mantissa, pow2));
+}
+
 // ---- bf16 and f16 lanes (every optimized kernel) -----------------------------------------------
 // Highway 1.0.3's bf16 DemoteTo truncates and its emulated f16 conversions (no F16C) truncate and
 // turn ±∞ into 65536: these convert with integer lane arithmetic, or F16C's vcvtps2ph/vcvtph2ps.
