@@ -87,9 +87,9 @@ std::string human_bytes(int64_t bytes) {
 }
 
 // A VM's memory need not be uniform: on an AMD EPYC VM (stop 35), one non-temporal fill of
-// 128 MiB wrote at 14–19 GB/s in 3 of 24 buffers allocated in turn and at 28–36 GB/s in the rest,
-// by the physical pages each got. A roof is the best of this many streams, alive together so that
-// they hold different pages, so that one unlucky buffer does not set the yardstick.
+// 128 MiB wrote at 14 and 19 GB/s in 2 of 24 buffers allocated in turn and at 28–36 GB/s in the
+// rest, by the physical pages each got. A roof is the best of this many streams, alive together so
+// that they hold different pages, so that one unlucky buffer does not set the yardstick.
 constexpr int kPlacements = 4;
 
 // Measured once per (kind, bytes, threads) per run.
@@ -97,12 +97,13 @@ double roof(Kind kind, double bytes, int threads) {
   static std::map<std::tuple<Kind, double, int>, double> cache;
   auto [it, inserted] = cache.try_emplace({kind, bytes, threads}, 0.0);
   if (inserted) {
+    const int placements = smoke() ? 1 : kPlacements;
     std::vector<std::unique_ptr<Stream>> streams;
-    for (int p = 0; p < (smoke() ? 1 : kPlacements); ++p)
+    for (int p = 0; p < placements; ++p)
       streams.push_back(std::make_unique<Stream>(kind, bytes, threads));
     for (auto& stream : streams) {
       it->second = std::max(it->second, measure_rate(std::ref(*stream), stream->bytes(),
-                                                     baseline_seconds() / kPlacements));
+                                                     baseline_seconds() / placements));
     }
   }
   return it->second;
