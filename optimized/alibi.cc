@@ -17,6 +17,7 @@
 #include <limits>
 #include <vector>
 
+#include "optimized/costs.h"
 #include "optimized/optimized.h"
 #include "optimized/thread_pool.h"
 
@@ -436,11 +437,11 @@ void run_alibi(const AlibiCall& call, AlibiPartFn* part) {
   const alibi_detail::Plan plan(call);
   // One item per (group of heads, query, block of keys); groups are single heads and a row one
   // block unless rows are computed directly (decoding: few rows, which both threads then share).
-  // About a quarter nanosecond per element written.
   const int64_t items = plan.groups() * tq * plan.key_blocks;
-  const int parts = plan_parts(call.threads, items,
-                               0.25 * static_cast<double>(heads * tq) * static_cast<double>(tk) /
-                                   static_cast<double>(std::max<int64_t>(items, 1)));
+  const int parts =
+      plan_parts(call.threads, items,
+                 kAlibiNanosPerElement * static_cast<double>(heads * tq) * static_cast<double>(tk) /
+                     static_cast<double>(std::max<int64_t>(items, 1)));
   if (call.slopes) {
     for (int64_t h = 0; h < heads; ++h) store(*call.slopes, call.slopes->offset(h), plan.slopes[h]);
   }

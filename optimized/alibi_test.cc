@@ -131,9 +131,10 @@ TEST(OptimizedAlibi, StreamedBiasIsBitwiseTheReference) {
 }
 
 TEST(OptimizedAlibi, BitwiseIdenticalForEveryThreadCount) {
-  for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
-                         Shape{8, 64, 2048, true, PositionPattern::wide},
-                         Shape{8, 1, 65'537, false}, Shape{64, 1, 20'001, true}}) {  // key blocks
+  // Each shape carries enough work (costs.h) for seven parts.
+  for (const Shape& s : {Shape{32, 512, 512, true}, Shape{32, 2, 32'768, false},
+                         Shape{8, 256, 2048, true, PositionPattern::wide},
+                         Shape{8, 1, 262'145, false}, Shape{64, 1, 40'001, true}}) {  // key blocks
     expect_bitwise_for_thread_counts(alibi().front(), problem(s, 11));
   }
 }
@@ -226,8 +227,9 @@ TEST(OptimizedAlibi, ScaledHeadGroupsAreBitwiseTheReference) {
 
 TEST(OptimizedAlibi, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
   for (DType dtype : {DType::bf16, DType::f16}) {
-    for (Shape s : {Shape{32, 512, 512, true}, Shape{32, 2, 8192, false},
-                    Shape{8, 64, 2048, true, PositionPattern::wide}, Shape{64, 1, 20'001, false}}) {
+    for (Shape s :
+         {Shape{32, 512, 512, true}, Shape{32, 2, 32'768, false},
+          Shape{8, 256, 2048, true, PositionPattern::wide}, Shape{64, 1, 40'001, false}}) {
       s.dtype = dtype;
       expect_bitwise_for_thread_counts(alibi().front(), problem(s, 12));
     }

@@ -23,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "optimized/costs.h"
 #include "optimized/optimized.h"
 #include "optimized/thread_pool.h"
 
@@ -323,8 +324,8 @@ void run_t5(const T5Call& call, T5PartFn* part) {
   call.validate();
   if (call.bias.numel() == 0) return;  // an empty view may have no data to offset from
   const int64_t heads = call.table.shape[1], tq = call.bias.shape[1], tk = call.bias.shape[2];
-  // About a quarter nanosecond per element written.
-  const double per_row = 0.25 * static_cast<double>(tk);
+  const double per_row =
+      kT5NanosPerByte * static_cast<double>(dtype_size(call.bias.dtype)) * static_cast<double>(tk);
   const int row_parts = plan_parts(call.threads, heads * tq, per_row);
   const int query_parts = plan_parts(call.threads, tq, per_row * static_cast<double>(heads));
   const t5_detail::Plan plan(call);

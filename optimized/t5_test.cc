@@ -163,8 +163,8 @@ TEST(OptimizedT5, HalfPrecisionIsBitwiseTheReference) {
     s.dtype = dtype;
     ASSERT_GT(s.heads * s.tq * s.tk * 2, int64_t{16} << 20);
     expect_every_target_bitwise(t5(), problem(s, 9));
-    for (Shape d : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 8192},
-                    Shape{kConfigs[0], 8, 256, 1024, PositionPattern::wide}}) {
+    for (Shape d : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 65536},
+                    Shape{kConfigs[0], 8, 256, 4096, PositionPattern::wide}}) {
       d.dtype = dtype;
       expect_bitwise_for_thread_counts(t5().front(), problem(d, 13));
     }
@@ -180,8 +180,8 @@ TEST(OptimizedT5, StreamedBiasIsBitwiseTheReference) {
 }
 
 TEST(OptimizedT5, BitwiseIdenticalForEveryThreadCount) {
-  for (const Shape& s : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 8192},
-                         Shape{kConfigs[0], 8, 256, 1024, PositionPattern::wide}}) {
+  for (const Shape& s : {Shape{kConfigs[0], 32, 512, 512}, Shape{kConfigs[1], 32, 2, 65536},
+                         Shape{kConfigs[0], 8, 256, 4096, PositionPattern::wide}}) {
     expect_bitwise_for_thread_counts(t5().front(), problem(s, 11));
   }
 }
