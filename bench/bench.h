@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/baselines.h"
+#include "optimized/thread_pool.h"
 #include "posenc/registry.h"
 
 namespace posenc::bench {
@@ -197,7 +198,7 @@ void measure_roofs(double bytes, int threads, bool write_only);
 // The body of one benchmark row: `impl` (a registry entry, or a plugin's kernel) on case `c` at
 // `threads`. Reports bytes_per_second, roof_pct (of the scale roof at the same bytes and threads),
 // roof_GBps and copy_GBps (the two roofs); with flops, flops_per_second; with a baseline, gemm_pct
-// and gemm_GFLOPs.
+// and gemm_GFLOPs; for a threaded registry kernel, parts.
 template <class Call>
 void run_case(benchmark::State& state, const Case<Call>& c, const Impl<Call>& impl, int threads) {
   auto skip = [&](const std::string& why) { state.SkipWithError(why.c_str()); };
@@ -210,12 +211,18 @@ void run_case(benchmark::State& state, const Case<Call>& c, const Impl<Call>& im
   call.threads = threads;
   measure_roofs(c.bytes, threads, c.write_only);  // before the timed loop
   const double baseline = c.baseline_flops ? c.baseline_flops(threads) : 0;
+  optimized::detail::note_inline();
   try {
     impl.run(call);  // warm-up; a rejected call surfaces here, outside the timed loop
   } catch (const std::exception& e) {
     note_failure();
     return skip(std::string("threw: ") + e.what());
   }
+  // The parts a threaded registry kernel split its last pass into (a plugin's own threads are
+  // not seen): report.py tells a 2-thread row that ran the 1-thread code from one that split.
+  const auto& table = implementations<Call>();
+  const bool ours = &impl >= table.data() && &impl < table.data() + table.size();
+  if (ours && impl.threaded) state.counters["parts"] = optimized::last_threaded_parts();
 
   const auto start = std::chrono::steady_clock::now();
   try {
