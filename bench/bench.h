@@ -269,7 +269,7 @@ void run_step(benchmark::State& state, const Case<Call>& c, int threads) {
   const std::function<void()> step = c.step(call);
   measure_roofs(c.bytes, threads, c.write_only);  // before the timed loop
   optimized::detail::note_inline();
-  step();  // warm-up
+  step();                                                      // warm-up
   state.counters["parts"] = optimized::last_threaded_parts();  // as run_case's
   for (auto _ : state) step();
   report_bytes(state, c.bytes, threads, c.write_only);
