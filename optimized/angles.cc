@@ -1,6 +1,7 @@
 #include "optimized/angles.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 
@@ -56,26 +57,47 @@ bool same_scaling(const RopeScaling& a, const RopeScaling& b) {
 
 struct Memo {
   bool valid = false;
+  uint64_t version = 0;
   int64_t rotary_dim = 0;
   double base = 0;
   RopeScaling scaling;
   Angles angles;
 };
 
+Memo& this_thread_memo() {
+  thread_local Memo memo;
+  return memo;
+}
+
 }  // namespace
 
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling) {
-  thread_local Memo memo;
+  Memo& memo = this_thread_memo();
   if (!memo.valid || memo.rotary_dim != rotary_dim || !same_bits(memo.base, base) ||
       !same_scaling(memo.scaling, scaling)) {
+    // Versions come from one counter: a thread that reuses a finished thread's memo address
+    // never matches that thread's tickets.
+    static std::atomic<uint64_t> next_version{1};
     memo.valid = false;  // stays invalid if computing throws
     memo.angles = split(compute_frequencies(rotary_dim, base, scaling));
     memo.rotary_dim = rotary_dim;
     memo.base = base;
     memo.scaling = scaling;
+    memo.version = next_version.fetch_add(1, std::memory_order_relaxed);
     memo.valid = true;
   }
   return memo.angles;
+}
+
+const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling,
+                          AnglesTicket& ticket) {
+  const Memo& memo = this_thread_memo();
+  if (ticket.angles == &memo.angles && ticket.version == memo.version && memo.valid) {
+    return memo.angles;
+  }
+  const Angles& angles = rope_angles(rotary_dim, base, scaling);
+  ticket = {&angles, memo.version};
+  return angles;
 }
 
 const Angles& sinusoidal_angles(int64_t d, double base) {

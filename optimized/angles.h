@@ -55,6 +55,15 @@ Frequencies compute_frequencies(int64_t rotary_dim, double base, const RopeScali
 // again with the same parameters skips the pow calls. The reference stays valid until this thread
 // asks again.
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling);
+// The same, for a caller that asks again and again with one parameter set (a RopeStep): while this
+// thread's memo still holds what `ticket` saw it return, the parameters are not compared again
+// (about a tenth of a [1, 8, 64] decode step). A ticket starts empty, and works on any thread.
+struct AnglesTicket {
+  const Angles* angles = nullptr;
+  uint64_t version = 0;  // of the memo's contents; unique across threads and recomputations
+};
+const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling,
+                          AnglesTicket& ticket);
 const Angles& sinusoidal_angles(int64_t d, double base);
 
 // sin and cos of θ = hi + lo by libm, for angles past kMaxVectorAngle.

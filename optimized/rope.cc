@@ -75,6 +75,7 @@ struct RopePlan {
   bool chunk_outer;      // rows sit in cache: see Rows
   const Angles* angles;  // on the fly; null when cached
   bool one_token;        // a decode step: runs inline, on the thread that owns *angles
+  bool decode;           // one token, q and k contiguous along head_dim, half ≤ kDecodeHalf
   double factor;         // attention factor, on the fly
   bool guarded;          // on the fly, outputs are checked: see the top comment
   float exact_from;      // outputs this large (or NaN) are recomputed when guarded: see ExactPairs
@@ -94,6 +95,9 @@ struct ExactPairs {
 
   float element(int64_t i, float a, float b, bool first) const;
 };
+
+// The largest half (rounded up to kAnglePad) of a decode token's coefficients on the stack.
+inline constexpr int64_t kDecodeHalf = 256;
 
 // Up to this many bytes of q and k, the rows are taken to sit in cache (a fraction of the L3).
 inline constexpr int64_t kCachedBytes = int64_t{8} << 20;
@@ -528,10 +532,69 @@ HWY_INLINE void RotateInterleaved(D d, const Rows<T>& rows, int64_t rotary_dim, 
   (void)N;
 }
 
-template <class T>
-void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
-  const hn::ScalableTag<float> d;
+// A token's coefficients: c, s for the half-split layout (padded with defined lanes), c2, s2 for
+// the interleaved one (InterleavedCoefficients); `guarded` selects the checked rotation.
+struct TokenCoefficients {
+  const float *c, *s, *c2, *s2;
+  bool guarded;
+};
+
+// c2 = (c0, c0, c1, c1, ...), s2 = (−s0, s0, −s1, s1, ...) from c and s (padded arrays).
+template <class D>
+HWY_INLINE void InterleavedCoefficients(D d, int64_t half, const float* c, const float* s,
+                                        float* c2, float* s2) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t i = 0; i < half; i += N) {
+    const auto cv = hn::LoadU(d, c + i), sv = hn::LoadU(d, s + i);
+    hn::StoreInterleaved2(cv, cv, d, c2 + 2 * i);
+    hn::StoreInterleaved2(hn::Neg(sv), sv, d, s2 + 2 * i);
+  }
+}
+
+// Rotates token t's heads of x (q or k). `row` holds one strided row's rotary dims; unused when x
+// is contiguous along head_dim. Out of line: RopeTokensOf and DecodeToken share one copy.
+template <class T>
+HWY_NOINLINE void RotateHeads(const RopePlan& plan, const RopeHeads& x, int64_t t,
+                              const TokenCoefficients& k, const ExactPairs& exact, T* row) {
+  const hn::ScalableTag<float> d;
+  const int64_t rot = plan.rotary_dim;
+  const auto rotate = [&](const Rows<T>& rows) {
+    if (plan.interleaved) {
+      k.guarded ? RotateInterleaved<true>(d, rows, rot, k.c2, k.s2, exact)
+                : RotateInterleaved<false>(d, rows, rot, k.c2, k.s2, exact);
+    } else {
+      k.guarded ? RotateHalfSplit<true>(d, rows, plan.half, k.c, k.s, exact)
+                : RotateHalfSplit<false>(d, rows, plan.half, k.c, k.s, exact);
+    }
+  };
+  const T* in = static_cast<const T*>(x.in) + t * x.in_strides[0];
+  T* out = static_cast<T*>(x.out) + t * x.out_strides[0];
+  const int64_t is = x.in_strides[2], os = x.out_strides[2];
+  if (is == 1 && os == 1) {
+    rotate({in, out, x.heads, x.in_strides[1], x.out_strides[1], plan.chunk_outer});
+    if (x.in_place || rot == plan.head_dim) return;
+    for (int64_t h = 0; h < x.heads; ++h) {  // bit-exact pass-through
+      std::memcpy(out + h * x.out_strides[1] + rot, in + h * x.in_strides[1] + rot,
+                  sizeof(T) * (plan.head_dim - rot));
+    }
+    return;
+  }
+  for (int64_t h = 0; h < x.heads; ++h) {
+    const T* in_row = in + h * x.in_strides[1];
+    T* out_row = out + h * x.out_strides[1];
+    for (int64_t j = 0; j < rot; ++j) row[j] = in_row[j * is];
+    rotate({row, row, 1, 0, 0, false});
+    for (int64_t j = 0; j < rot; ++j) out_row[j * os] = row[j];
+    if (x.in_place) continue;
+    for (int64_t j = rot; j < plan.head_dim; ++j) {  // bit-exact pass-through
+      std::memcpy(out_row + j * os, in_row + j * is, sizeof(T));
+    }
+  }
+}
+
+template <class T>
+HWY_NOINLINE void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
+  const hn::ScalableTag<float> d;
   const int64_t padded = round_up(plan.half, kAnglePad), rot = plan.rotary_dim;
   Scratch<float> scratch(6 * padded);
   float* c = scratch.data();    // [padded]
@@ -544,44 +607,9 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
   // lanes of c and s are written per token).
   std::fill(c + plan.half, c + padded, 0.0f);
   std::fill(s + plan.half, s + padded, 0.0f);
-  ExactPairs exact{&plan, 0, c, s};  // position set per token
-  bool guarded = plan.guarded;       // set per token when cached
-  const float *cr = c, *sr = s;      // the token's coefficients: c, s or the memo's
-  const auto rotate = [&](const Rows<T>& rows) {
-    if (plan.interleaved) {
-      guarded ? RotateInterleaved<true>(d, rows, rot, c2, s2, exact)
-              : RotateInterleaved<false>(d, rows, rot, c2, s2, exact);
-    } else {
-      guarded ? RotateHalfSplit<true>(d, rows, plan.half, cr, sr, exact)
-              : RotateHalfSplit<false>(d, rows, plan.half, cr, sr, exact);
-    }
-  };
-  const auto rotate_heads = [&](const RopeHeads& x, int64_t t) {
-    if (x.heads == 0) return;
-    const T* in = static_cast<const T*>(x.in) + t * x.in_strides[0];
-    T* out = static_cast<T*>(x.out) + t * x.out_strides[0];
-    const int64_t is = x.in_strides[2], os = x.out_strides[2];
-    if (is == 1 && os == 1) {
-      rotate({in, out, x.heads, x.in_strides[1], x.out_strides[1], plan.chunk_outer});
-      if (x.in_place || rot == plan.head_dim) return;
-      for (int64_t h = 0; h < x.heads; ++h) {  // bit-exact pass-through
-        std::memcpy(out + h * x.out_strides[1] + rot, in + h * x.in_strides[1] + rot,
-                    sizeof(T) * (plan.head_dim - rot));
-      }
-      return;
-    }
-    for (int64_t h = 0; h < x.heads; ++h) {
-      const T* in_row = in + h * x.in_strides[1];
-      T* out_row = out + h * x.out_strides[1];
-      for (int64_t j = 0; j < rot; ++j) row[j] = in_row[j * is];
-      rotate({row, row, 1, 0, 0, false});
-      for (int64_t j = 0; j < rot; ++j) out_row[j * os] = row[j];
-      if (x.in_place) continue;
-      for (int64_t j = rot; j < plan.head_dim; ++j) {  // bit-exact pass-through
-        std::memcpy(out_row + j * os, in_row + j * is, sizeof(T));
-      }
-    }
-  };
+  ExactPairs exact{&plan, 0, c, s};                 // position set per token
+  TokenCoefficients k{c, s, c2, s2, plan.guarded};  // c, s: scratch or the memo's; guarded set
+                                                    // per token when cached
   const Tensor& positions = plan.call->positions;
   const auto position = [&](int64_t t) { return load_index(positions, positions.offset(t)); };
   const hn::ScalableTag<double> dd;
@@ -606,37 +634,67 @@ void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end) {
                              angles.fresh_c.data(), angles.fresh_s.data());
         angles.fresh_sign = plan.sin_sign;
       }
-      cr = angles.fresh_c.data(), sr = angles.fresh_s.data();
+      k.c = angles.fresh_c.data(), k.s = angles.fresh_s.data();
     } else if (walker) {
       walker->At(t, position);
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
     } else {
       CachedCoefficients(plan, exact.position, c, s);
-      guarded = AnyAboveOne(d, c, s, plan.half);
+      k.guarded = AnyAboveOne(d, c, s, plan.half);
     }
-    if (plan.interleaved) {
-      for (int64_t i = 0; i < plan.half; i += N) {
-        const auto cv = hn::LoadU(d, cr + i), sv = hn::LoadU(d, sr + i);
-        hn::StoreInterleaved2(cv, cv, d, c2 + 2 * i);
-        hn::StoreInterleaved2(hn::Neg(sv), sv, d, s2 + 2 * i);
-      }
-    }
-    rotate_heads(plan.q, t);
-    rotate_heads(plan.k, t);
+    if (plan.interleaved) InterleavedCoefficients(d, plan.half, k.c, k.s, c2, s2);
+    if (plan.q.heads) RotateHeads(plan, plan.q, t, k, exact, row);
+    if (plan.k.heads) RotateHeads(plan, plan.k, t, k, exact, row);
   }
+}
+
+// A decode token (RopePlan::decode) without RopeTokensOf's set-up, which was a third of a
+// [1, 8, 64] step: the coefficients are the memo's for this position, or the cache row's, and
+// every output the same as RopeTokensOf's. False, having written nothing, when the memo holds
+// another position or sign: RopeTokensOf then computes and keeps them.
+template <class T>
+HWY_INLINE bool DecodeToken(const RopePlan& plan) {
+  const hn::ScalableTag<float> d;
+  const Tensor& positions = plan.call->positions;
+  const int64_t position =
+      positions.dtype == DType::i64 ? *positions.as<int64_t>() : *positions.as<int32_t>();
+  HWY_ALIGN float c[kDecodeHalf], s[kDecodeHalf], c2[2 * kDecodeHalf], s2[2 * kDecodeHalf];
+  TokenCoefficients k{c, s, c2, s2, plan.guarded};
+  if (plan.angles) {
+    const Angles& angles = *plan.angles;
+    if (angles.fresh_position != position || angles.fresh_sign != plan.sin_sign) return false;
+    k.c = angles.fresh_c.data(), k.s = angles.fresh_s.data();
+  } else {
+    const int64_t padded = round_up(plan.half, kAnglePad);
+    std::fill(c + plan.half, c + padded, 0.0f);  // defined lanes past half, as RopeTokensOf's
+    std::fill(s + plan.half, s + padded, 0.0f);
+    CachedCoefficients(plan, position, c, s);
+    k.guarded = AnyAboveOne(d, c, s, plan.half);
+  }
+  if (plan.interleaved) InterleavedCoefficients(d, plan.half, k.c, k.s, c2, s2);
+  const ExactPairs exact{&plan, position, c, s};
+  if (plan.q.heads) RotateHeads<T>(plan, plan.q, 0, k, exact, nullptr);
+  if (plan.k.heads) RotateHeads<T>(plan, plan.k, 0, k, exact, nullptr);
+  return true;
+}
+
+template <class T>
+void RopeOf(const RopePlan& plan, int64_t begin, int64_t end) {
+  if (plan.decode && DecodeToken<T>(plan)) return;
+  RopeTokensOf<T>(plan, begin, end);
 }
 
 void RopeTokens(const RopePlan& plan, int64_t begin, int64_t end) {
   switch (plan.dtype) {
     case DType::bf16:
 #if HWY_TARGET == HWY_AVX3_DL
-      if (plan.native_bf16) return RopeTokensOf<NativeBf16>(plan, begin, end);
+      if (plan.native_bf16) return RopeOf<NativeBf16>(plan, begin, end);
 #endif
-      return RopeTokensOf<hwy::bfloat16_t>(plan, begin, end);
+      return RopeOf<hwy::bfloat16_t>(plan, begin, end);
     case DType::f16:
-      return RopeTokensOf<hwy::float16_t>(plan, begin, end);
+      return RopeOf<hwy::float16_t>(plan, begin, end);
     default:
-      return RopeTokensOf<float>(plan, begin, end);
+      return RopeOf<float>(plan, begin, end);
   }
 }
 
@@ -716,6 +774,11 @@ int plan_rope(const RopeCall& call, const Angles* angles, RopePlan& plan) {
   plan.exact_from = 0x1p127f;
   plan.q = heads_of(call.q, call.q_out);
   if (call.k) plan.k = heads_of(*call.k, *call.k_out);
+  const auto contiguous = [](const RopeHeads& x) {
+    return x.heads == 0 || (x.in_strides[2] == 1 && x.out_strides[2] == 1);
+  };
+  plan.decode = tokens == 1 && contiguous(plan.q) && contiguous(plan.k) &&
+                round_up(plan.half, kAnglePad) <= kDecodeHalf;
   const int parts = plan_parts(
       call.threads, tokens, rope_nanos_per_token(plan.q.heads + plan.k.heads, head_dim, plan.half));
   const int64_t bytes = tokens * (plan.q.heads + plan.k.heads) * head_dim *
@@ -746,6 +809,7 @@ struct RopeStepState {
   int parts = 1;
   int64_t max_position;
   RopeTokensFn* tokens_fn;
+  AnglesTicket ticket;
 
   // The positions' values, the one precondition that reads data: a decode step has one, so a
   // compare each; check_positions raises the Error (and finds its index) on failure.
@@ -770,7 +834,9 @@ struct RopeStepState {
     if (call.q.shape[0] == 0) return;
     // This thread's memo, as run_rope reads it: the layers of a model, each with its own step,
     // share one position's fresh sin and cos (angles.h); a copy per step would recompute them.
-    if (!call.cached()) plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling);
+    if (!call.cached()) {
+      plan.angles = &rope_angles(call.rotary_dim, call.base, call.scaling, ticket);
+    }
     parallel_for(call.q.shape[0], parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
   }
 };

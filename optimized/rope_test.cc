@@ -593,42 +593,60 @@ TEST(OptimizedRope, BitwiseIdenticalForEveryThreadCount) {
 }
 
 // A one-token call (a decode step) takes its sin/cos from the per-thread memo when the previous
-// call asked for the same position and frequencies (angles.h). On every target its bits must be
-// those of the first token of a multi-token call at that position (the walker's fresh values),
-// whatever was called before: the same position, another one, or other frequencies.
+// call asked for the same position and frequencies (angles.h), or its cache row, without the
+// multi-token set-up (DecodeToken). On every target and layout its bits must be those of the first
+// token of a two-token call at that position (the walker's fresh values, or the same row), whatever
+// was called before: the same position, another one, or other frequencies. The cache holds entries
+// above 1, so its rows take the guarded path.
 TEST(OptimizedRope, DecodeStepGivesTheFreshBitsWhateverCameBefore) {
+  const int64_t rows = 16, half = 24;
+  std::vector<float> cos(rows * half), sin(rows * half);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(-1.25f, 1.25f);
+  for (size_t i = 0; i < cos.size(); ++i) cos[i] = u(rng), sin[i] = u(rng);
   for (const auto& impl : rope()) {
     ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
-    Shape s{.tokens = 2, .heads = 4, .head_dim = 64, .rotary_dim = 48, .k_heads = 2};
-    Problem p(s, 33);
-    // The outputs of token 0 at `position` with `base`: from a two-token call (token 0 from
-    // AngleWalker's fresh sin/cos, no memo), or from a one-token call.
-    const auto outputs = [&](int64_t position, double base, int64_t tokens) {
-      p.positions = {position, position + 1};
-      RopeCall call = p.call();
-      call.base = base;
-      call.q = view(p.q.data(), DType::f32, {tokens, 4, 64});
-      call.q_out = view(p.q_out.data(), DType::f32, {tokens, 4, 64});
-      call.k = view(p.k.data(), DType::f32, {tokens, 2, 64});
-      call.k_out = view(p.k_out.data(), DType::f32, {tokens, 2, 64});
-      call.positions = view(p.positions.data(), DType::i64, {tokens});
-      std::fill(p.q_out.begin(), p.q_out.end(), 0.0f);
-      std::fill(p.k_out.begin(), p.k_out.end(), 0.0f);
-      impl.run(call);
-      std::vector<float> out(p.q_out.begin(), p.q_out.begin() + 4 * 64);
-      out.insert(out.end(), p.k_out.begin(), p.k_out.begin() + 2 * 64);
-      return out;
-    };
-    const int64_t far = kMaxPosition - 3;
-    // The steps of a decode: again at one position (the memo's values), at another position, back,
-    // and with other frequencies in between.
-    const std::vector<std::pair<int64_t, double>> steps = {
-        {far, 10000}, {far, 10000}, {7, 10000}, {far, 10000}, {far, 500000}, {far, 10000}};
-    for (const auto& [position, base] : steps) {
-      const std::vector<float> want = outputs(position, base, 2);
-      const std::vector<float> got = outputs(position, base, 1);
-      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
-          << impl.name << " at position " << position << " base " << base;
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      for (bool cached : {false, true}) {
+        Shape s{.tokens = 2, .heads = 4, .head_dim = 64, .rotary_dim = 2 * half, .k_heads = 2};
+        s.layout = layout;
+        Problem p(s, 33);
+        // The outputs of token 0 at `position` with `base`: from a two-token call (token 0 from
+        // AngleWalker's fresh sin/cos or the row, no memo), or from a one-token call.
+        const auto outputs = [&](int64_t position, double base, int64_t tokens) {
+          p.positions = {position, position + 1};
+          RopeCall call = p.call();
+          call.base = base;
+          call.q = view(p.q.data(), DType::f32, {tokens, 4, 64});
+          call.q_out = view(p.q_out.data(), DType::f32, {tokens, 4, 64});
+          call.k = view(p.k.data(), DType::f32, {tokens, 2, 64});
+          call.k_out = view(p.k_out.data(), DType::f32, {tokens, 2, 64});
+          call.positions = view(p.positions.data(), DType::i64, {tokens});
+          if (cached) {
+            call.cos = view(cos.data(), DType::f32, {rows, half});
+            call.sin = view(sin.data(), DType::f32, {rows, half});
+          }
+          std::fill(p.q_out.begin(), p.q_out.end(), 0.0f);
+          std::fill(p.k_out.begin(), p.k_out.end(), 0.0f);
+          impl.run(call);
+          std::vector<float> out(p.q_out.begin(), p.q_out.begin() + 4 * 64);
+          out.insert(out.end(), p.k_out.begin(), p.k_out.begin() + 2 * 64);
+          return out;
+        };
+        const int64_t far = cached ? rows - 2 : kMaxPosition - 3;
+        // The steps of a decode: again at one position (the memo's values), at another position,
+        // back, and with other frequencies in between.
+        const std::vector<std::pair<int64_t, double>> steps = {
+            {far, 10000}, {far, 10000}, {7, 10000}, {far, 10000}, {far, 500000}, {far, 10000}};
+        for (const auto& [position, base] : steps) {
+          const std::vector<float> want = outputs(position, base, 2);
+          const std::vector<float> got = outputs(position, base, 1);
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+              << impl.name << " at position " << position << " base " << base
+              << (layout == RopeLayout::interleaved ? ", interleaved" : "")
+              << (cached ? ", cached" : "");
+        }
+      }
     }
   }
 }
