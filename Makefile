@@ -11,12 +11,15 @@ PACKAGES := cmake ninja-build g++ pkg-config python3 \
 
 # A compiler cache where one is installed: a new clone on a machine that built posenc before
 # recompiles only what differs. Paths are taken relative to the clone (CCACHE_BASEDIR, and the
-# working directory left out of the hash), so one clone reuses another's objects.
+# working directory left out of the hash), so one clone reuses another's objects. The launcher is
+# exported for every command (the ClusterFuzzLite test configures its own tree), and asked for
+# again when a build tree is configured, after `deps`: on a fresh machine the first `make`
+# installs ccache after this file was read, and that tree would otherwise be built without it.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 ifneq ($(shell command -v ccache),)
 export CMAKE_C_COMPILER_LAUNCHER ?= ccache
 export CMAKE_CXX_COMPILER_LAUNCHER ?= ccache
-export CCACHE_BASEDIR := $(CURDIR)
-export CCACHE_NOHASHDIR := 1
 endif
 
 .PHONY: all deps release asan fuzz validate test test-release test-asan test-fuzz bench format clean
@@ -40,7 +43,10 @@ deps:
 
 # Configure once per preset, then let ninja rebuild only what changed.
 build/%/build.ninja: | deps
-	cmake --preset $*
+	@if [ -z "$${CMAKE_CXX_COMPILER_LAUNCHER+set}" ] && command -v ccache >/dev/null; then \
+	  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache; \
+	fi; \
+	set -x; cmake --preset $*
 
 release asan fuzz: %: deps build/%/build.ninja
 	cmake --build --preset $* -j $(JOBS)
