@@ -140,37 +140,6 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// c[i], s[i] for i < half, f32, s already signed for the inverse: from the cache row of
-// `position` (here), or else from double sin/cos (ComputedCoefficients).
-HWY_INLINE void CachedCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
-  const Tensor &cos = *plan.call->cos, &sin = *plan.call->sin;
-  if (cos.dtype == DType::bf16) {
-    const auto* cr = cos.as<const hwy::bfloat16_t>() + cos.offset(position);
-    const auto* sr = sin.as<const hwy::bfloat16_t>() + sin.offset(position);
-    for (int64_t i = 0; i < plan.half; ++i) {
-      c[i] = hwy::F32FromBF16(cr[i * cos.strides[1]]);
-      s[i] = plan.sin_sign * hwy::F32FromBF16(sr[i * sin.strides[1]]);
-    }
-    return;
-  }
-  const float* cr = cos.as<float>() + cos.offset(position);
-  const float* sr = sin.as<float>() + sin.offset(position);
-  int64_t i = 0;
-  if (cos.strides[1] == 1 && sin.strides[1] == 1) {  // whole vectors inside the row, then the rest
-    const hn::ScalableTag<float> d;
-    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-    const auto sign = hn::Set(d, plan.sin_sign);
-    for (; i + N <= plan.half; i += N) {
-      hn::StoreU(hn::LoadU(d, cr + i), d, c + i);
-      hn::StoreU(hn::Mul(sign, hn::LoadU(d, sr + i)), d, s + i);  // exact: ±1
-    }
-  }
-  for (; i < plan.half; ++i) {
-    c[i] = cr[i * cos.strides[1]];
-    s[i] = plan.sin_sign * sr[i * sin.strides[1]];  // exact: ±1
-  }
-}
-
 // From the walker's double sin/cos of the token, or the memo's (any alignment), into c and s
 // (any alignment: scratch, or the memo's f32 vectors).
 template <class D>
@@ -254,20 +223,67 @@ HWY_INLINE void StorePairF32(D d, hn::VFromD<D> a, T* pa, hn::VFromD<D> b, T* pb
   StoreF32(d, b, pb);
 }
 
-// Whether |c[i]| > 1 or |s[i]| > 1 (or NaN) for some i < n (arrays padded to whole vectors): the
-// largest magnitude's bits, as integers, above 1.0f's. A max chain, not a chain of masks, and one
-// compare at the end: this runs on every cached decode step.
+// Whether |c[i]| > 1 or |s[i]| > 1 (or NaN) for some i < n: the largest magnitude's bits, as
+// integers, above 1.0f's. A max chain (MaxMagnitude), not a chain of masks, and one compare at
+// the end (AboveOne): this runs on every cached token.
+template <class DI, class V>
+HWY_INLINE hn::VFromD<DI> MaxMagnitude(DI di, hn::VFromD<DI> top, V c, V s) {
+  const auto magnitude = hn::Set(di, 0x7FFFFFFF);
+  top = hn::Max(top, hn::And(hn::BitCast(di, c), magnitude));
+  return hn::Max(top, hn::And(hn::BitCast(di, s), magnitude));
+}
+template <class DI>
+HWY_INLINE bool AboveOne(DI di, hn::VFromD<DI> top) {
+  return !hn::AllFalse(di, hn::Gt(top, hn::Set(di, 0x3F800000)));  // 1.0f
+}
+// For arrays padded to whole vectors.
 template <class D>
 HWY_INLINE bool AnyAboveOne(D d, const float* c, const float* s, int64_t n) {
   const hn::RebindToSigned<D> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const auto magnitude = hn::Set(di, 0x7FFFFFFF);
   auto top = hn::Zero(di);
-  for (int64_t i = 0; i < n; i += N) {
-    top = hn::Max(top, hn::And(hn::BitCast(di, hn::LoadU(d, c + i)), magnitude));
-    top = hn::Max(top, hn::And(hn::BitCast(di, hn::LoadU(d, s + i)), magnitude));
+  for (int64_t i = 0; i < n; i += N)
+    top = MaxMagnitude(di, top, hn::LoadU(d, c + i), hn::LoadU(d, s + i));
+  return AboveOne(di, top);
+}
+
+// c[i], s[i] for i < half, f32, s already signed for the inverse: from the cache row of
+// `position` (here), or else from double sin/cos (ComputedCoefficients). Returns whether the
+// token takes the guarded rotation (AnyAboveOne of c and s): found while copying when the row is
+// whole f32 vectors, a decode step's usual case.
+HWY_INLINE bool CachedCoefficients(const RopePlan& plan, int64_t position, float* c, float* s) {
+  const hn::ScalableTag<float> d;
+  const Tensor &cos = *plan.call->cos, &sin = *plan.call->sin;
+  if (cos.dtype == DType::bf16) {
+    const auto* cr = cos.as<const hwy::bfloat16_t>() + cos.offset(position);
+    const auto* sr = sin.as<const hwy::bfloat16_t>() + sin.offset(position);
+    for (int64_t i = 0; i < plan.half; ++i) {
+      c[i] = hwy::F32FromBF16(cr[i * cos.strides[1]]);
+      s[i] = plan.sin_sign * hwy::F32FromBF16(sr[i * sin.strides[1]]);
+    }
+    return AnyAboveOne(d, c, s, plan.half);
   }
-  return !hn::AllFalse(di, hn::Gt(top, hn::Set(di, 0x3F800000)));  // 1.0f
+  const float* cr = cos.as<float>() + cos.offset(position);
+  const float* sr = sin.as<float>() + sin.offset(position);
+  int64_t i = 0;
+  if (cos.strides[1] == 1 && sin.strides[1] == 1) {  // whole vectors inside the row, then the rest
+    const hn::RebindToSigned<decltype(d)> di;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    const auto sign = hn::Set(d, plan.sin_sign);
+    auto top = hn::Zero(di);
+    for (; i + N <= plan.half; i += N) {
+      const auto cv = hn::LoadU(d, cr + i), sv = hn::Mul(sign, hn::LoadU(d, sr + i));  // exact: ±1
+      hn::StoreU(cv, d, c + i);
+      hn::StoreU(sv, d, s + i);
+      top = MaxMagnitude(di, top, cv, sv);
+    }
+    if (i == plan.half) return AboveOne(di, top);
+  }
+  for (; i < plan.half; ++i) {
+    c[i] = cr[i * cos.strides[1]];
+    s[i] = plan.sin_sign * sr[i * sin.strides[1]];  // exact: ±1
+  }
+  return AnyAboveOne(d, c, s, plan.half);
 }
 
 // Whether an output of the pair vector (x, y) may need ExactPairs: |x| + |y| ≥ exact_from or NaN
@@ -639,8 +655,7 @@ HWY_NOINLINE void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end)
       walker->At(t, position);
       ComputedCoefficients(dd, plan, walker->sin(), walker->cos(), c, s);
     } else {
-      CachedCoefficients(plan, exact.position, c, s);
-      k.guarded = AnyAboveOne(d, c, s, plan.half);
+      k.guarded = CachedCoefficients(plan, exact.position, c, s);
     }
     if (plan.interleaved) InterleavedCoefficients(d, plan.half, k.c, k.s, c2, s2);
     if (plan.q.heads) RotateHeads(plan, plan.q, t, k, exact, row);
@@ -668,8 +683,7 @@ HWY_INLINE bool DecodeToken(const RopePlan& plan) {
     const int64_t padded = round_up(plan.half, kAnglePad);
     std::fill(c + plan.half, c + padded, 0.0f);  // defined lanes past half, as RopeTokensOf's
     std::fill(s + plan.half, s + padded, 0.0f);
-    CachedCoefficients(plan, position, c, s);
-    k.guarded = AnyAboveOne(d, c, s, plan.half);
+    k.guarded = CachedCoefficients(plan, position, c, s);
   }
   if (plan.interleaved) InterleavedCoefficients(d, plan.half, k.c, k.s, c2, s2);
   const ExactPairs exact{&plan, position, c, s};
