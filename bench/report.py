@@ -225,8 +225,8 @@ def scaling_target(families):
             if r.impl != DISPATCHER or r.threads != 2 or r.error or single is None:
                 continue
             moved = r.get("bytes_per_second") * r.seconds
-            kind = next(k for k in ("gemm_GFLOPs", "write_GBps", "roof_GBps")
-                        if r.get(k) is not None or k == "roof_GBps")
+            kind = next((k for k in ("gemm_GFLOPs", "write_GBps") if r.get(k) is not None),
+                        "roof_GBps")
             roofs = (single.get(kind), r.get(kind))
             if moved < 4 * 2**20 or None in roofs or roofs[1] < 1.8 * roofs[0]:
                 continue

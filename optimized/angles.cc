@@ -92,11 +92,10 @@ const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& sc
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling,
                           AnglesTicket& ticket) {
   const Memo& memo = this_thread_memo();
-  if (ticket.angles == &memo.angles && ticket.version == memo.version && memo.valid) {
-    return memo.angles;
-  }
+  // A version names one memo's one computation, so matching it is matching this memo's contents.
+  if (ticket.version == memo.version && memo.valid) return memo.angles;
   const Angles& angles = rope_angles(rotary_dim, base, scaling);
-  ticket = {&angles, memo.version};
+  ticket.version = memo.version;
   return angles;
 }
 

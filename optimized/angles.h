@@ -59,7 +59,6 @@ const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& sc
 // thread's memo still holds what `ticket` saw it return, the parameters are not compared again
 // (about a tenth of a [1, 8, 64] decode step). A ticket starts empty, and works on any thread.
 struct AnglesTicket {
-  const Angles* angles = nullptr;
   uint64_t version = 0;  // of the memo's contents; unique across threads and recomputations
 };
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling,

@@ -623,9 +623,9 @@ HWY_NOINLINE void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end)
   // lanes of c and s are written per token).
   std::fill(c + plan.half, c + padded, 0.0f);
   std::fill(s + plan.half, s + padded, 0.0f);
-  ExactPairs exact{&plan, 0, c, s};                 // position set per token
-  TokenCoefficients k{c, s, c2, s2, plan.guarded};  // c, s: scratch or the memo's; guarded set
-                                                    // per token when cached
+  ExactPairs exact{&plan, 0, c, s};  // position set per token
+  // k.c, k.s: the scratch or the memo's; k.guarded set per token when cached.
+  TokenCoefficients k{c, s, c2, s2, plan.guarded};
   const Tensor& positions = plan.call->positions;
   const auto position = [&](int64_t t) { return load_index(positions, positions.offset(t)); };
   const hn::ScalableTag<double> dd;
@@ -670,7 +670,7 @@ HWY_NOINLINE void RopeTokensOf(const RopePlan& plan, int64_t begin, int64_t end)
 template <class T>
 HWY_INLINE bool DecodeToken(const RopePlan& plan) {
   const hn::ScalableTag<float> d;
-  const Tensor& positions = plan.call->positions;
+  const Tensor& positions = plan.call->positions;  // read here: load_index is out of line
   const int64_t position =
       positions.dtype == DType::i64 ? *positions.as<int64_t>() : *positions.as<int32_t>();
   HWY_ALIGN float c[kDecodeHalf], s[kDecodeHalf], c2[2 * kDecodeHalf], s2[2 * kDecodeHalf];
