@@ -358,8 +358,8 @@ std::vector<OverflowCase> overflow_cases() {
 
 // One call of `c` in `arena`, filled from `seed` (the same seed builds the same call).
 RopeCall overflow_call(Arena& arena, const OverflowCase& c, RopeLayout layout, Layout mem,
-                       uint64_t seed, int64_t kTokens = 5) {
-  constexpr int64_t kHeads = 3, kHeadDim = 40, kRotary = 34, kRows = 2000;
+                       uint64_t seed, int64_t kTokens = 5, int64_t kRotary = 34) {
+  constexpr int64_t kHeads = 3, kHeadDim = 40, kRows = 2000;
   std::mt19937_64 rng(seed);
   RopeCall call{.q = arena.alloc(DType::f32, {kTokens, kHeads, kHeadDim}, mem),
                 .q_out = arena.alloc(DType::f32, {kTokens, kHeads, kHeadDim}, mem),
@@ -431,6 +431,39 @@ TEST(OptimizedRope, OverflowingProductsAndUnderflowingCoefficientsMatchTheRefere
   }
   std::printf("%lld elements compared, %lld reference q outputs non-finite\n",
               static_cast<long long>(checked), static_cast<long long>(non_finite));
+}
+
+// A decode token copies its f32 cache row and finds, in the same pass, whether the row has entries
+// above 1 (CachedCoefficients, DecodeToken): such a row must take the guarded rotation when the
+// products overflow. rotary_dim 32 is whole vectors on every target; odd seeds are inverse.
+TEST(OptimizedRope, DecodeTokenOnACacheRowAboveOneKeepsTheOverflowGuard) {
+  const auto& reference = reference_impl<RopeCall>();
+  int64_t checked = 0;
+  for (const OverflowCase& c : overflow_cases()) {
+    if (!c.cached) continue;
+    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+      for (uint64_t seed = 1; seed <= 4; ++seed) {
+        const auto make = [&](Arena& arena) {
+          RopeCall call = overflow_call(arena, c, layout, Layout::contiguous, seed, 1, 32);
+          *static_cast<int64_t*>(call.positions.data) = 1 + 97 * static_cast<int64_t>(seed);
+          return call;
+        };
+        Arena input_arena, expected_arena;
+        const RopeCall input = make(input_arena), expected = make(expected_arena);
+        reference.run(expected);
+        for (const auto& impl : rope()) {
+          Arena arena;
+          const RopeCall got = make(arena);
+          impl.run(got);
+          const harness::Comparison cmp = harness::compare(input, expected, got, impl.bound);
+          checked += cmp.checked;
+          EXPECT_TRUE(cmp.ok) << impl.name << ", " << c.label << ", " << layout_name(layout)
+                              << ", seed " << seed << ": " << cmp.describe();
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(OptimizedRope, OverflowFallbackIsBitwiseIdenticalForEveryThreadCount) {
@@ -597,58 +630,60 @@ TEST(OptimizedRope, BitwiseIdenticalForEveryThreadCount) {
 // multi-token set-up (DecodeToken). On every target and layout its bits must be those of the first
 // token of a two-token call at that position (the walker's fresh values, or the same row), whatever
 // was called before: the same position, another one, or other frequencies. The cache holds entries
-// above 1, so its rows take the guarded path.
+// above 1, so its rows take the guarded path; half 32 is whole vectors on every target (the row's
+// copy finds that in the same pass), half 24 not on AVX-512 (the rest element by element).
 TEST(OptimizedRope, DecodeStepGivesTheFreshBitsWhateverCameBefore) {
-  const int64_t rows = 16, half = 24;
-  std::vector<float> cos(rows * half), sin(rows * half);
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<float> u(-1.25f, 1.25f);
-  for (size_t i = 0; i < cos.size(); ++i) cos[i] = u(rng), sin[i] = u(rng);
-  for (const auto& impl : rope()) {
-    ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
-    for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
-      for (bool cached : {false, true}) {
-        Shape s{.tokens = 2, .heads = 4, .head_dim = 64, .rotary_dim = 2 * half, .k_heads = 2};
-        s.layout = layout;
-        Problem p(s, 33);
-        // The outputs of token 0 at `position` with `base`: from a two-token call (token 0 from
-        // AngleWalker's fresh sin/cos or the row, no memo), or from a one-token call.
-        const auto outputs = [&](int64_t position, double base, int64_t tokens) {
-          p.positions = {position, position + 1};
-          RopeCall call = p.call();
-          call.base = base;
-          call.q = view(p.q.data(), DType::f32, {tokens, 4, 64});
-          call.q_out = view(p.q_out.data(), DType::f32, {tokens, 4, 64});
-          call.k = view(p.k.data(), DType::f32, {tokens, 2, 64});
-          call.k_out = view(p.k_out.data(), DType::f32, {tokens, 2, 64});
-          call.positions = view(p.positions.data(), DType::i64, {tokens});
-          if (cached) {
-            call.cos = view(cos.data(), DType::f32, {rows, half});
-            call.sin = view(sin.data(), DType::f32, {rows, half});
+  for (const int64_t half : {24, 32})
+    for (const auto& impl : rope()) {
+      const int64_t rows = 16;
+      std::vector<float> cos(rows * half), sin(rows * half);
+      std::mt19937_64 rng(5);
+      std::uniform_real_distribution<float> u(-1.25f, 1.25f);
+      for (size_t i = 0; i < cos.size(); ++i) cos[i] = u(rng), sin[i] = u(rng);
+      ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
+      for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
+        for (bool cached : {false, true}) {
+          Shape s{.tokens = 2, .heads = 4, .head_dim = 64, .rotary_dim = 2 * half, .k_heads = 2};
+          s.layout = layout;
+          Problem p(s, 33);
+          // The outputs of token 0 at `position` with `base`: from a two-token call (token 0 from
+          // AngleWalker's fresh sin/cos or the row, no memo), or from a one-token call.
+          const auto outputs = [&](int64_t position, double base, int64_t tokens) {
+            p.positions = {position, position + 1};
+            RopeCall call = p.call();
+            call.base = base;
+            call.q = view(p.q.data(), DType::f32, {tokens, 4, 64});
+            call.q_out = view(p.q_out.data(), DType::f32, {tokens, 4, 64});
+            call.k = view(p.k.data(), DType::f32, {tokens, 2, 64});
+            call.k_out = view(p.k_out.data(), DType::f32, {tokens, 2, 64});
+            call.positions = view(p.positions.data(), DType::i64, {tokens});
+            if (cached) {
+              call.cos = view(cos.data(), DType::f32, {rows, half});
+              call.sin = view(sin.data(), DType::f32, {rows, half});
+            }
+            std::fill(p.q_out.begin(), p.q_out.end(), 0.0f);
+            std::fill(p.k_out.begin(), p.k_out.end(), 0.0f);
+            impl.run(call);
+            std::vector<float> out(p.q_out.begin(), p.q_out.begin() + 4 * 64);
+            out.insert(out.end(), p.k_out.begin(), p.k_out.begin() + 2 * 64);
+            return out;
+          };
+          const int64_t far = cached ? rows - 2 : kMaxPosition - 3;
+          // The steps of a decode: again at one position (the memo's values), at another position,
+          // back, and with other frequencies in between.
+          const std::vector<std::pair<int64_t, double>> steps = {
+              {far, 10000}, {far, 10000}, {7, 10000}, {far, 10000}, {far, 500000}, {far, 10000}};
+          for (const auto& [position, base] : steps) {
+            const std::vector<float> want = outputs(position, base, 2);
+            const std::vector<float> got = outputs(position, base, 1);
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+                << impl.name << ", half " << half << ", at position " << position << " base "
+                << base << (layout == RopeLayout::interleaved ? ", interleaved" : "")
+                << (cached ? ", cached" : "");
           }
-          std::fill(p.q_out.begin(), p.q_out.end(), 0.0f);
-          std::fill(p.k_out.begin(), p.k_out.end(), 0.0f);
-          impl.run(call);
-          std::vector<float> out(p.q_out.begin(), p.q_out.begin() + 4 * 64);
-          out.insert(out.end(), p.k_out.begin(), p.k_out.begin() + 2 * 64);
-          return out;
-        };
-        const int64_t far = cached ? rows - 2 : kMaxPosition - 3;
-        // The steps of a decode: again at one position (the memo's values), at another position,
-        // back, and with other frequencies in between.
-        const std::vector<std::pair<int64_t, double>> steps = {
-            {far, 10000}, {far, 10000}, {7, 10000}, {far, 10000}, {far, 500000}, {far, 10000}};
-        for (const auto& [position, base] : steps) {
-          const std::vector<float> want = outputs(position, base, 2);
-          const std::vector<float> got = outputs(position, base, 1);
-          EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
-              << impl.name << " at position " << position << " base " << base
-              << (layout == RopeLayout::interleaved ? ", interleaved" : "")
-              << (cached ? ", cached" : "");
         }
       }
     }
-  }
 }
 
 // bf16 and f16 at their edges, on every target (AVX3_DL with AVX512_BF16 converts natively, and
