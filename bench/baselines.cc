@@ -49,6 +49,44 @@ void stream_fill_nontemporal(float* a, int64_t n, float v) {
 #endif
 }
 
+#if defined(__AVX512F__)
+using FmaVector = __m512;
+int fma_lanes() { return 16; }
+static FmaVector fma_set(float v) { return _mm512_set1_ps(v); }
+static FmaVector fma(FmaVector a, FmaVector b, FmaVector c) { return _mm512_fmadd_ps(a, b, c); }
+static float fma_sum(FmaVector v) { return _mm512_reduce_add_ps(v); }
+#elif defined(__FMA__)
+using FmaVector = __m256;
+int fma_lanes() { return 8; }
+static FmaVector fma_set(float v) { return _mm256_set1_ps(v); }
+static FmaVector fma(FmaVector a, FmaVector b, FmaVector c) { return _mm256_fmadd_ps(a, b, c); }
+static float fma_sum(FmaVector v) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  float sum = 0;
+  for (float x : lanes) sum += x;
+  return sum;
+}
+#else
+using FmaVector = float;
+int fma_lanes() { return 1; }
+static FmaVector fma_set(float v) { return v; }
+static FmaVector fma(FmaVector a, FmaVector b, FmaVector c) { return std::fma(a, b, c); }
+static float fma_sum(FmaVector v) { return v; }
+#endif
+
+float fma_chains(int64_t rounds) {
+  FmaVector acc[kFmaChains];
+  for (int j = 0; j < kFmaChains; ++j) acc[j] = fma_set(static_cast<float>(j));
+  const FmaVector half = fma_set(0.5f), one = fma_set(1.0f);  // acc → 2: no overflow, no subnormal
+  for (int64_t r = 0; r < rounds; ++r) {
+    for (int j = 0; j < kFmaChains; ++j) acc[j] = fma(acc[j], half, one);
+  }
+  float sum = 0;
+  for (int j = 0; j < kFmaChains; ++j) sum += fma_sum(acc[j]);
+  return sum;
+}
+
 namespace {
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

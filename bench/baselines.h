@@ -21,6 +21,13 @@ void stream_copy(const float* a, float* b, int64_t n);
 void stream_fill(float* a, int64_t n, float v);
 void stream_fill_nontemporal(float* a, int64_t n, float v);
 
+// The compute roof's loop: `rounds` of kFmaChains independent f32 multiply-adds on this machine's
+// widest vectors (fma_lanes() lanes each), and no memory traffic. Returns the lanes' sum, so that
+// the work is kept.
+inline constexpr int kFmaChains = 12;  // ≥ FMA latency × FMA pipes on current x86 cores
+int fma_lanes();
+float fma_chains(int64_t rounds);
+
 // Eigen's single-precision GEMM on attention's two products, for heads [h0, h1): per head
 // S = Q_h·K_hᵀ (tq × tk, into `scores`), then O_h = S·V_h. q and out are [tq, heads, d], k and v
 // [tk, heads, d], all row-major.

@@ -3,8 +3,9 @@
 
 usage: report.py build/bench.json > build/bench.md
 
-The roof table; the pool's hand-off latency; issues 8, 9 and 18's targets, each met or missed by
-how much; then one table per family, one row per shape x threads x implementation: time per call,
+The roof table and the compute roof; the pool's hand-off latency; issues 8, 9 and 18's targets,
+each met or missed by how much; then one table per family, one row per shape x threads x
+implementation: time per call,
 GB/s (bytes read + written), % of the scale roof at the same bytes and threads, the roofs there
 (scale / copy, and / write for a case that only writes),
 speedup over the fp64 reference (which runs only the smaller cases, at 1 thread), over the plain
@@ -81,6 +82,15 @@ def roof_table(rows):
     for (size, threads), rates in sizes.items():
         out.append(f"| {size} | {threads} | " + " | ".join(fmt(rates.get(k)) for k in kinds) + " |")
     return out
+
+
+def compute_roof_line(gflops):
+    """The FMA loop's rate per thread count, and its 2-thread scaling."""
+    rates = ", ".join(f"{fmt(v)} GFLOP/s at {t} thread{'s' if t > 1 else ''}"
+                      for t, v in sorted(gflops.items()))
+    scaling = (f" (×{gflops[2] / gflops[1]:.2f})" if gflops.get(1) and gflops.get(2) else "")
+    return ("Compute roof (f32 multiply-adds on the widest vectors, no memory traffic: "
+            f"roof/fma): {rates}{scaling}.")
 
 
 def base_shape(shape):
@@ -288,8 +298,12 @@ def main(path):
             roof.append(r)
         else:
             families.setdefault(r.family, []).append(r)
+    compute = {r.threads: r.get("flops_per_second", 1e9) for r in roof if r.impl == "fma"}
+    roof = [r for r in roof if r.impl != "fma"]
     if roof:
         lines += ["#### Roof", ""] + roof_table(roof) + [""]
+    if compute:
+        lines += [compute_roof_line(compute), ""]
     lines += ["#### Targets (issues 8, 9 and 18)", ""] + targets(families) + [""]
     lines += [
         "Per family: time per call; GB/s of the bytes the call must read and write; % of the "

@@ -1,7 +1,7 @@
 // The memory-bandwidth roofs, STREAM-like, f32, split over 1 or 2 threads: scale (a[i] = s·a[i], in
 // place), copy (b[i] = a[i]) and write (a[i] = v, the faster of ordinary and non-temporal stores).
 // scale_roof(), copy_roof() and write_roof() measure at a kernel's exact byte count once per run;
-// the roof/* rows show them at a few sizes from L1 to DRAM.
+// the roof/* rows show them at a few sizes from L1 to DRAM, and roof/fma the compute roof.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -135,6 +135,26 @@ void register_roof_rows() {
         })->UseRealTime();
       }
     }
+  }
+  // The compute roof: fma_chains' rounds split over 1 or 2 threads. A VM's two vCPUs may share
+  // one core's pipes; this row records how far arithmetic itself scales in the run.
+  for (int threads : kThreadCounts) {
+    const std::string name =
+        "roof/fma/chains=" + std::to_string(kFmaChains) + "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+      const int64_t rounds = smoke() ? int64_t{1} << 10 : int64_t{1} << 18;  // ~0.5 ms at 1 thread
+      const auto pass = [&] {
+        run_parallel(threads, [&](int part, int parts) {
+          const auto [begin, end] = split(rounds, part, parts);
+          benchmark::DoNotOptimize(fma_chains(end - begin));
+        });
+      };
+      pass();  // warm-up
+      for (auto _ : state) pass();
+      state.counters["flops_per_second"] =
+          benchmark::Counter(2.0 * kFmaChains * fma_lanes() * static_cast<double>(rounds),
+                             benchmark::Counter::kIsIterationInvariantRate);
+    })->UseRealTime();
   }
 }
 
