@@ -633,13 +633,13 @@ TEST(OptimizedRope, BitwiseIdenticalForEveryThreadCount) {
 // above 1, so its rows take the guarded path; half 32 is whole vectors on every target (the row's
 // copy finds that in the same pass), half 24 not on AVX-512 (the rest element by element).
 TEST(OptimizedRope, DecodeStepGivesTheFreshBitsWhateverCameBefore) {
-  for (const int64_t half : {24, 32})
+  for (const int64_t half : {24, 32}) {
+    const int64_t rows = 16;
+    std::vector<float> cos(rows * half), sin(rows * half);
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<float> u(-1.25f, 1.25f);
+    for (size_t i = 0; i < cos.size(); ++i) cos[i] = u(rng), sin[i] = u(rng);
     for (const auto& impl : rope()) {
-      const int64_t rows = 16;
-      std::vector<float> cos(rows * half), sin(rows * half);
-      std::mt19937_64 rng(5);
-      std::uniform_real_distribution<float> u(-1.25f, 1.25f);
-      for (size_t i = 0; i < cos.size(); ++i) cos[i] = u(rng), sin[i] = u(rng);
       ASSERT_EQ(impl.unavailable_reason(), "") << impl.name;
       for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
         for (bool cached : {false, true}) {
@@ -684,6 +684,7 @@ TEST(OptimizedRope, DecodeStepGivesTheFreshBitsWhateverCameBefore) {
         }
       }
     }
+  }
 }
 
 // bf16 and f16 at their edges, on every target (AVX3_DL with AVX512_BF16 converts natively, and
