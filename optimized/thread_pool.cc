@@ -23,13 +23,13 @@ Range partition(int64_t n, int parts, int index) {
   return {begin, begin + base + (index < extra ? 1 : 0)};
 }
 
-int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
+int plan_parts(int requested_threads, int64_t items, double nanos_per_item, double min_part_nanos) {
   POSENC_REQUIRE(requested_threads >= 0, "threads", requested_threads,
                  "must be >= 0 (0 picks the default)");
   const double work = static_cast<double>(items) * nanos_per_item;
   // Below two parts' worth of work the answer is 1 whatever the thread count: skip the getenv.
-  if (items < 2 || work < 2 * kMinPartNanos) return 1;
-  const int64_t by_work = static_cast<int64_t>(work / kMinPartNanos);
+  if (items < 2 || work < 2 * min_part_nanos) return 1;
+  const int64_t by_work = static_cast<int64_t>(work / min_part_nanos);
   const int64_t parts = std::min<int64_t>({resolve_threads(requested_threads), items, by_work});
   return static_cast<int>(std::clamp<int64_t>(parts, 1, kMaxParts));
 }
@@ -95,6 +95,15 @@ class ThreadPool {
     return pool;
   }
 
+  // Workers that are spinning now: started and not asleep, none while the pool backs off.
+  int awake_workers(int64_t now) const {
+    if (now < spin_from_.load(std::memory_order_relaxed)) return 0;
+    return spawned_.load(std::memory_order_relaxed) - sleepers_.load(std::memory_order_relaxed);
+  }
+
+  // When the last call that plan_parts declined to split finer ended, from any thread.
+  std::atomic<int64_t> declined_call_ended{INT64_MIN / 2};
+
   // False when another thread holds the pool: the caller then runs inline.
   bool try_acquire() { return busy_.try_lock(); }
   void release() { busy_.unlock(); }
@@ -103,6 +112,7 @@ class ThreadPool {
   void run(int parts, const PartTask& task) {
     while (static_cast<int>(workers_.size()) < parts - 1) {
       workers_.emplace_back([this] { work(); });
+      spawned_.fetch_add(1, std::memory_order_relaxed);
     }
     task_.store(&task, std::memory_order_relaxed);
     finished_.store(0, std::memory_order_relaxed);
@@ -225,7 +235,7 @@ class ThreadPool {
   std::atomic<const PartTask*> task_{nullptr};
   std::atomic<uint64_t> state_{0};
   std::atomic<int> finished_{0};  // parts 1..parts−1 done
-  std::atomic<int> sleepers_{0};
+  std::atomic<int> sleepers_{0}, spawned_{0};
   std::atomic<bool> caller_sleeping_{false}, stop_{false};
   std::atomic<int64_t> posted_at_{0};  // steady-clock ns of the last job's post
   std::atomic<int64_t> spin_from_{0};  // no thread spins before this steady-clock ns
@@ -235,7 +245,33 @@ class ThreadPool {
 
 }  // namespace
 
+int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
+  const int parts = plan_parts(requested_threads, items, nanos_per_item, kMinPartNanos);
+  if (items < 2 || static_cast<double>(items) * nanos_per_item < 2 * kAwakeMinPartNanos) {
+    return parts;  // the common small call: no clock read
+  }
+  const int finer = plan_parts(requested_threads, items, nanos_per_item, kAwakeMinPartNanos);
+  if (finer == parts) return parts;
+  ThreadPool& pool = ThreadPool::instance();
+  const int64_t now = now_nanos();
+  if (detail::hands_off_fast(finer, pool.awake_workers(now),
+                             now - pool.declined_call_ended.load(std::memory_order_relaxed))) {
+    return finer;
+  }
+  detail::t_declined = true;
+  return parts;
+}
+
 namespace detail {
+
+bool hands_off_fast(int parts, int awake_workers, int64_t nanos_since_declined) {
+  return awake_workers >= parts - 1 || nanos_since_declined < kSpinNanos;
+}
+
+void note_declined_call_ended() {
+  t_declined = false;
+  ThreadPool::instance().declined_call_ended.store(now_nanos(), std::memory_order_relaxed);
+}
 
 void note_inline() { t_last_threaded_parts = 1; }
 

@@ -161,15 +161,44 @@ TEST(ParallelFor, RethrowsTheLowestPartsExceptionAfterAllPartsRan) {
 TEST(PlanParts, SmallWorkStaysOnTheCallingThread) {
   EXPECT_EQ(plan_parts(8, 1, 1e9), 1);  // one item cannot be split
   EXPECT_EQ(plan_parts(8, 1000, 1), 1);
-  EXPECT_EQ(plan_parts(8, 1000, 2 * kMinPartNanos / 1000 * 0.99), 1);
+  EXPECT_EQ(plan_parts(8, 1000, 2 * kAwakeMinPartNanos / 1000 * 0.99), 1);
+  EXPECT_EQ(plan_parts(8, 1000, 2 * kMinPartNanos / 1000 * 0.99, kMinPartNanos), 1);
 }
 
 TEST(PlanParts, LargeWorkUsesTheRequestedThreadsCappedByWork) {
   EXPECT_EQ(plan_parts(7, 1 << 20, 1000), 7);
   EXPECT_EQ(plan_parts(1, 1 << 20, 1000), 1);
-  EXPECT_EQ(plan_parts(64, 100, 3 * kMinPartNanos / 100), 3);
+  EXPECT_EQ(plan_parts(64, 100, 3 * kMinPartNanos / 100, kMinPartNanos), 3);
+  EXPECT_EQ(plan_parts(64, 100, 3 * kAwakeMinPartNanos / 100, kAwakeMinPartNanos), 3);
   EXPECT_EQ(plan_parts(4, 3, 1e9), 3);  // never more parts than items
   EXPECT_EQ(plan_parts(1000, 1 << 20, 1e6), kMaxParts);
+}
+
+TEST(PlanParts, SplitsFinerOnlyWhenTheHandOffIsFast) {
+  constexpr int64_t kLongAgo = int64_t{1} << 40;
+  EXPECT_TRUE(detail::hands_off_fast(2, 1, kLongAgo));  // a worker spins for part 1
+  EXPECT_TRUE(detail::hands_off_fast(3, 2, kLongAgo));
+  EXPECT_FALSE(detail::hands_off_fast(3, 1, kLongAgo));  // part 2 would wait for a wake-up
+  EXPECT_FALSE(detail::hands_off_fast(2, 0, kLongAgo));  // an isolated call pays no wake-up
+  EXPECT_FALSE(detail::hands_off_fast(2, 0, 10'000'000));
+  EXPECT_TRUE(detail::hands_off_fast(2, 0, 1000));  // back to back: it wakes them for the next
+}
+
+TEST(PlanParts, BackToBackSmallCallsSplitAtTheAwakeThreshold) {
+  // Work for 2.4 parts while the workers spin, not for 2 while they sleep.
+  const double nanos = 2.4 * kAwakeMinPartNanos / 1000;
+  ASSERT_EQ(plan_parts(2, 1000, nanos, kMinPartNanos), 1);
+  ASSERT_EQ(plan_parts(2, 1000, nanos, kAwakeMinPartNanos), 2);
+  // Workers asleep (far past their spin): the first call runs alone, and the calls after it come
+  // back to back. Unless the VM stalls this thread (tens of µs, a few times a second here), each
+  // finds the workers spinning after the last: most must split.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  int split = 0;
+  for (int call = 0; call < 100; ++call) {
+    parallel_for(1000, plan_parts(2, 1000, nanos), [](Range) {});
+    split += last_threaded_parts() == 2;
+  }
+  EXPECT_GE(split, 50);
 }
 
 TEST(PlanParts, ZeroThreadsReadsTheEnvironment) {
