@@ -95,11 +95,13 @@ class ThreadPool {
     return pool;
   }
 
-  // Workers that are spinning now: started and not asleep, none while the pool backs off.
-  int awake_workers(int64_t now) const {
-    if (now < spin_from_.load(std::memory_order_relaxed)) return 0;
+  // Workers started and not asleep.
+  int awake_workers() const {
     return spawned_.load(std::memory_order_relaxed) - sleepers_.load(std::memory_order_relaxed);
   }
+
+  // Whether nobody spins now: a spinner found it was not running (the machine is oversubscribed).
+  bool backing_off(int64_t now) const { return now < spin_from_.load(std::memory_order_relaxed); }
 
   // When the last call that plan_parts declined to split finer ended, from any thread.
   std::atomic<int64_t> declined_call_ended{INT64_MIN / 2};
@@ -254,8 +256,9 @@ int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
   if (finer == parts) return parts;
   ThreadPool& pool = ThreadPool::instance();
   const int64_t now = now_nanos();
-  if (detail::hands_off_fast(finer, pool.awake_workers(now),
-                             now - pool.declined_call_ended.load(std::memory_order_relaxed))) {
+  if (detail::hands_off_fast(finer, pool.awake_workers(),
+                             now - pool.declined_call_ended.load(std::memory_order_relaxed),
+                             pool.backing_off(now))) {
     return finer;
   }
   detail::t_declined = true;
@@ -264,13 +267,17 @@ int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
 
 namespace detail {
 
-bool hands_off_fast(int parts, int awake_workers, int64_t nanos_since_declined) {
-  return awake_workers >= parts - 1 || nanos_since_declined < kSpinNanos;
+bool hands_off_fast(int parts, int awake_workers, int64_t nanos_since_declined, bool backing_off) {
+  return !backing_off && (awake_workers >= parts - 1 || nanos_since_declined < kSpinNanos);
 }
 
 void note_declined_call_ended() {
   t_declined = false;
   ThreadPool::instance().declined_call_ended.store(now_nanos(), std::memory_order_relaxed);
+}
+
+int64_t declined_call_ended() {
+  return ThreadPool::instance().declined_call_ended.load(std::memory_order_relaxed);
 }
 
 void note_inline() { t_last_threaded_parts = 1; }

@@ -64,13 +64,16 @@ int last_threaded_parts();
 void set_serial(bool serial);
 
 namespace detail {
-// plan_parts' test for its finer plan: `parts` parts hand off fast when `awake_workers` (spinning,
-// the pool not backing off) can take parts 1…parts − 1, or when the last call it declined ended
-// `nanos_since_declined` ago, within a worker's spin time.
-bool hands_off_fast(int parts, int awake_workers, int64_t nanos_since_declined);
+// plan_parts' test for its finer plan: `parts` parts hand off fast when `awake_workers` can take
+// parts 1…parts − 1, or when the last call it declined ended `nanos_since_declined` ago, within a
+// worker's spin time; never while the pool is `backing_off` (a spinner found it was not running:
+// on an oversubscribed machine a hand-off waits for the scheduler).
+bool hands_off_fast(int parts, int awake_workers, int64_t nanos_since_declined, bool backing_off);
 // Whether plan_parts declined a finer plan on this thread and the call has not ended yet.
 inline constinit thread_local bool t_declined = false;
 void note_declined_call_ended();
+// When the last declined call ended, in steady-clock nanoseconds since its epoch.
+int64_t declined_call_ended();
 void note_inline();
 void run_parts(int64_t n, int parts, const std::function<void(Range)>& body);
 }  // namespace detail

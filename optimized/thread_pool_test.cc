@@ -176,29 +176,41 @@ TEST(PlanParts, LargeWorkUsesTheRequestedThreadsCappedByWork) {
 
 TEST(PlanParts, SplitsFinerOnlyWhenTheHandOffIsFast) {
   constexpr int64_t kLongAgo = int64_t{1} << 40;
-  EXPECT_TRUE(detail::hands_off_fast(2, 1, kLongAgo));  // a worker spins for part 1
-  EXPECT_TRUE(detail::hands_off_fast(3, 2, kLongAgo));
-  EXPECT_FALSE(detail::hands_off_fast(3, 1, kLongAgo));  // part 2 would wait for a wake-up
-  EXPECT_FALSE(detail::hands_off_fast(2, 0, kLongAgo));  // an isolated call pays no wake-up
-  EXPECT_FALSE(detail::hands_off_fast(2, 0, 10'000'000));
-  EXPECT_TRUE(detail::hands_off_fast(2, 0, 1000));  // back to back: it wakes them for the next
+  EXPECT_TRUE(detail::hands_off_fast(2, 1, kLongAgo, false));  // a worker spins for part 1
+  EXPECT_TRUE(detail::hands_off_fast(3, 2, kLongAgo, false));
+  EXPECT_FALSE(detail::hands_off_fast(3, 1, kLongAgo, false));  // part 2 would wait for a wake-up
+  EXPECT_FALSE(detail::hands_off_fast(2, 0, kLongAgo, false));  // an isolated call: no wake-up
+  EXPECT_FALSE(detail::hands_off_fast(2, 0, 10'000'000, false));
+  EXPECT_TRUE(detail::hands_off_fast(2, 0, 1000, false));  // back to back: wakes them for the next
+  EXPECT_FALSE(detail::hands_off_fast(2, 1, 1000, true));  // oversubscribed: nobody spins
 }
 
-TEST(PlanParts, BackToBackSmallCallsSplitAtTheAwakeThreshold) {
-  // Work for 2.4 parts while the workers spin, not for 2 while they sleep.
-  const double nanos = 2.4 * kAwakeMinPartNanos / 1000;
+TEST(PlanParts, MarksACallItSplitsLessThanItCould) {
+  const double nanos = 2.4 * kAwakeMinPartNanos / 1000;  // 2.4 awake parts, under 2 sleeping ones
   ASSERT_EQ(plan_parts(2, 1000, nanos, kMinPartNanos), 1);
   ASSERT_EQ(plan_parts(2, 1000, nanos, kAwakeMinPartNanos), 2);
-  // Workers asleep (far past their spin): the first call runs alone, and the calls after it come
-  // back to back. Unless the VM stalls this thread (tens of µs, a few times a second here), each
-  // finds the workers spinning after the last: most must split.
+  // After 5 ms without a call the workers sleep and the call is declined (unless the VM has not
+  // yet run a worker to its sleep): either way the mark says which.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  int split = 0;
-  for (int call = 0; call < 100; ++call) {
-    parallel_for(1000, plan_parts(2, 1000, nanos), [](Range) {});
-    split += last_threaded_parts() == 2;
-  }
-  EXPECT_GE(split, 50);
+  const int parts = plan_parts(2, 1000, nanos);
+  EXPECT_EQ(detail::t_declined, parts == 1) << parts << " parts";
+  parallel_for(1000, parts, [](Range) {});
+  EXPECT_FALSE(detail::t_declined);
+}
+
+TEST(PlanParts, ADeclinedCallRecordsWhenItEnds) {
+  const auto now = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  detail::t_declined = true;
+  int64_t before = 0;
+  parallel_for(1, 1, [&](Range) { before = now(); });
+  const int64_t after = now();
+  EXPECT_FALSE(detail::t_declined);
+  EXPECT_GE(detail::declined_call_ended(), before);  // at the call's end, not its start
+  EXPECT_LE(detail::declined_call_ended(), after);
 }
 
 TEST(PlanParts, ZeroThreadsReadsTheEnvironment) {
