@@ -23,15 +23,25 @@ Range partition(int64_t n, int parts, int index) {
   return {begin, begin + base + (index < extra ? 1 : 0)};
 }
 
+namespace {
+
+// `threads` (resolved) capped at one part per item, at one per `min_part_nanos` of `work`, and at
+// kMaxParts.
+int parts_within(int64_t threads, int64_t items, double work, double min_part_nanos) {
+  const int64_t by_work = static_cast<int64_t>(work / min_part_nanos);
+  return static_cast<int>(
+      std::clamp<int64_t>(std::min<int64_t>({threads, items, by_work}), 1, kMaxParts));
+}
+
+}  // namespace
+
 int plan_parts(int requested_threads, int64_t items, double nanos_per_item, double min_part_nanos) {
   POSENC_REQUIRE(requested_threads >= 0, "threads", requested_threads,
                  "must be >= 0 (0 picks the default)");
   const double work = static_cast<double>(items) * nanos_per_item;
   // Below two parts' worth of work the answer is 1 whatever the thread count: skip the getenv.
   if (items < 2 || work < 2 * min_part_nanos) return 1;
-  const int64_t by_work = static_cast<int64_t>(work / min_part_nanos);
-  const int64_t parts = std::min<int64_t>({resolve_threads(requested_threads), items, by_work});
-  return static_cast<int>(std::clamp<int64_t>(parts, 1, kMaxParts));
+  return parts_within(resolve_threads(requested_threads), items, work, min_part_nanos);
 }
 
 namespace {
@@ -248,11 +258,16 @@ class ThreadPool {
 }  // namespace
 
 int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
-  const int parts = plan_parts(requested_threads, items, nanos_per_item, kMinPartNanos);
-  if (items < 2 || static_cast<double>(items) * nanos_per_item < 2 * kAwakeMinPartNanos) {
-    return parts;  // the common small call: no clock read
+  const double work = static_cast<double>(items) * nanos_per_item;
+  // Too little for two parts even while the workers spin, the common small call: no getenv and no
+  // clock read (the four-argument form checks the thread count and answers 1).
+  if (items < 2 || work < 2 * kAwakeMinPartNanos) {
+    return plan_parts(requested_threads, items, nanos_per_item, kMinPartNanos);
   }
-  const int finer = plan_parts(requested_threads, items, nanos_per_item, kAwakeMinPartNanos);
+  const int64_t threads = resolve_threads(requested_threads);  // checks it, once
+  const int parts =
+      work < 2 * kMinPartNanos ? 1 : parts_within(threads, items, work, kMinPartNanos);
+  const int finer = parts_within(threads, items, work, kAwakeMinPartNanos);
   if (finer == parts) return parts;
   ThreadPool& pool = ThreadPool::instance();
   const int64_t now = now_nanos();

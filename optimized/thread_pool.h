@@ -38,11 +38,11 @@ inline constexpr int kMaxParts = 256;
 int plan_parts(int requested_threads, int64_t items, double nanos_per_item, double min_part_nanos);
 
 // plan_parts at kMinPartNanos per part, or at kAwakeMinPartNanos when that gives more parts and
-// the pool hands off fast: its workers are awake, or calls come back to back (the last call that
-// could have split finer, but ran on its caller alone because they slept, ended less than a
-// worker's spin time ago; this one wakes them, and the calls after it find them spinning). An
-// isolated small call never pays a wake-up. The choice never changes a kernel's output (bitwise
-// identical for every part count).
+// the pool hands off fast (detail::hands_off_fast): its workers are awake, or calls come back to
+// back (the last call it declined, which ran on its caller alone because they slept, ended within
+// a worker's spin; this one wakes them and the calls after it find them spinning), and it is not
+// backing off (oversubscribed). An isolated small call never pays a wake-up. The choice never
+// changes a kernel's output (bitwise identical for every part count).
 int plan_parts(int requested_threads, int64_t items, double nanos_per_item);
 
 // Runs body(partition(n, parts, i)) for every part i and returns when all are done. Part 0 runs on
