@@ -44,7 +44,9 @@
 #define POSENC_OPTIMIZED_ROPE_SHARED
 #include <hwy/aligned_allocator.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -807,15 +809,6 @@ int plan_rope(const RopeCall& call, const Angles* angles, RopePlan& plan) {
   return parts;
 }
 
-void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
-  call.validate();
-  if (call.q.shape[0] == 0) return;  // nothing to rotate, and rotary_dim may be any size
-  RopePlan plan;
-  const int parts = plan_rope(
-      call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling), plan);
-  parallel_for(call.q.shape[0], parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
-}
-
 // rope_step's state: a copy of the call (the plan points into it).
 struct RopeStepState {
   RopeCall call;
@@ -824,6 +817,18 @@ struct RopeStepState {
   int64_t max_position;
   RopeTokensFn* tokens_fn;
   AnglesTicket ticket;
+
+  // `validated` has passed validate().
+  RopeStepState(const RopeCall& validated, RopeTokensFn* fn)
+      : call(validated), max_position(call.max_position()), tokens_fn(fn) {
+    if (call.q.shape[0] > 0) {
+      parts = plan_rope(
+          call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling),
+          plan);
+    }
+  }
+  RopeStepState(const RopeStepState&) = delete;  // the plan points into this call
+  RopeStepState& operator=(const RopeStepState&) = delete;
 
   // The positions' values, the one precondition that reads data: a decode step has one, so a
   // compare each; check_positions raises the Error (and finds its index) on failure.
@@ -855,6 +860,64 @@ struct RopeStepState {
   }
 };
 
+// Whether two calls have the same views (addresses, dtypes, shapes, strides) and the same
+// parameters, bit for bit: validate() then gives both the same verdict, bar the positions' values.
+bool same_structure(const RopeCall& a, const RopeCall& b) {
+  static_assert(sizeof(RopeCall) == 784 && sizeof(RopeScaling) == 160,
+                "a field was added to RopeCall or RopeScaling: compare it here");
+  static constexpr auto kViews = RopeCall::view_table();  // not copied to the stack per call
+  for (const auto& field : kViews) {
+    const Tensor *x = field.in(a), *y = field.in(b);
+    if (x == nullptr || y == nullptr) {
+      if (x != y) return false;
+      continue;
+    }
+    if (x->data != y->data || x->dtype != y->dtype || x->rank != y->rank) return false;
+    for (int d = 0; d < x->rank; ++d)  // not memcmp over kMaxRank: a decode call's cost
+      if (x->shape[d] != y->shape[d] || x->strides[d] != y->strides[d]) return false;
+  }
+  const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
+  const auto same_doubles = [&](const std::vector<double>& x, const std::vector<double>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                      [&](double u, double v) { return bits(u) == bits(v); });
+  };
+  const RopeScaling &s = a.scaling, &t = b.scaling;
+  return a.rotary_dim == b.rotary_dim && a.layout == b.layout && a.inverse == b.inverse &&
+         bits(a.base) == bits(b.base) && a.threads == b.threads && s.kind == t.kind &&
+         bits(s.factor) == bits(t.factor) && bits(s.alpha) == bits(t.alpha) &&
+         s.max_position == t.max_position && s.original_max_position == t.original_max_position &&
+         s.seq_len == t.seq_len && bits(s.beta_fast) == bits(t.beta_fast) &&
+         bits(s.beta_slow) == bits(t.beta_slow) && bits(s.mscale) == bits(t.mscale) &&
+         bits(s.mscale_all_dim) == bits(t.mscale_all_dim) && s.truncate == t.truncate &&
+         bits(s.low_freq_factor) == bits(t.low_freq_factor) &&
+         bits(s.high_freq_factor) == bits(t.high_freq_factor) &&
+         same_doubles(s.short_factor, t.short_factor) &&
+         same_doubles(s.long_factor, t.long_factor) &&
+         bits(s.attention_factor) == bits(t.attention_factor);
+}
+
+// A one-token call, run() in a decode loop (each layer's step, over the same buffers): this
+// thread keeps the last one it validated and planned, as a RopeStep, and a call with the same
+// structure checks only its positions' values. Validating and planning were half of a [1, 8, 64]
+// call (bench/RESULTS.md). Longer calls plan each time: their part count reads the pool's state.
+void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
+  if (call.q.shape[0] == 1) {
+    thread_local std::optional<RopeStepState> last;
+    if (!last || last->tokens_fn != tokens_fn || !same_structure(last->call, call)) {
+      last.reset();
+      call.validate();
+      last.emplace(call, tokens_fn);
+    }
+    return (*last)();
+  }
+  call.validate();
+  if (call.q.shape[0] == 0) return;  // nothing to rotate, and rotary_dim may be any size
+  RopePlan plan;
+  const int parts = plan_rope(
+      call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling), plan);
+  parallel_for(call.q.shape[0], parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
+}
+
 }  // namespace
 
 // Coefficients c = f·cos θ, s = ±f·sin θ rounded once to f32 (exact angles, double sin/cos, or the
@@ -875,16 +938,7 @@ std::vector<Impl<RopeCall>> rope() {
 
 std::function<void()> rope_step(const RopeCall& call) {
   call.validate();
-  auto state = std::make_shared<RopeStepState>();
-  RopeStepState& step = *state;
-  step.call = call;
-  step.max_position = call.max_position();
-  step.tokens_fn = rope_targets().best();
-  if (call.q.shape[0] > 0) {
-    step.parts = plan_rope(
-        step.call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling),
-        step.plan);
-  }
+  auto state = std::make_shared<RopeStepState>(call, rope_targets().best());
   return [state] { (*state)(); };
 }
 

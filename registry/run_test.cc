@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "posenc/registry.h"
 #include "properties/harness.h"
@@ -254,6 +257,103 @@ TEST(RopeStep, BadInputIsAnErrorNamingTheArgument) {
     EXPECT_EQ(e.value(), std::to_string(kMaxPosition + 1));
   }
   for (float v : q2_out) ASSERT_EQ(v, 7);
+}
+
+// One-token calls through run(), each after a different valid one: run() keeps the last one-token
+// call it validated on this thread (optimized/rope.cc), so a call that differs from it in any view
+// or parameter must be validated, and rotated, as itself. Each valid variant gives a fresh
+// RopeStep's bits; each bad one is the Error naming its argument, with nothing written.
+TEST(Run, ADecodeCallAfterAnotherIsTakenAsItself) {
+  std::vector<float> q(2 * 64), other(q.size()), got(q.size()), want(q.size()), cos(8 * 32),
+      sin(8 * 32);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 13) - 6;
+  for (size_t i = 0; i < cos.size(); ++i) cos[i] = std::cos(0.1f * i), sin[i] = std::sin(0.1f * i);
+  int64_t position = 5, far = 9;
+  const RopeCall valid = decode_call(q, got.data(), &position, 10000);
+  RopeCall cached = valid;
+  cached.cos = view(cos.data(), DType::f32, {8, 32});
+  cached.sin = view(sin.data(), DType::f32, {8, 32});
+  const auto variant = [&](RopeCall base, auto edit) {
+    edit(base);
+    return base;
+  };
+  const std::vector<std::pair<std::string, RopeCall>> goods = {
+      {"valid", valid},
+      {"inverse", variant(valid, [](RopeCall& c) { c.inverse = true; })},
+      {"interleaved", variant(valid, [](RopeCall& c) { c.layout = RopeLayout::interleaved; })},
+      {"base", variant(valid, [](RopeCall& c) { c.base = 500000; })},
+      {"rotary_dim", variant(valid, [](RopeCall& c) { c.rotary_dim = 32; })},
+      {"scaling", variant(valid,
+                          [](RopeCall& c) {
+                            c.scaling.kind = RopeScalingKind::linear;
+                            c.scaling.factor = 4;
+                          })},
+      {"attention_factor", variant(valid, [](RopeCall& c) { c.scaling.attention_factor = 0.5; })},
+      {"q", variant(valid, [&](RopeCall& c) { c.q.data = other.data(); })},
+      {"heads", variant(valid, [](RopeCall& c) { c.q.shape[1] = c.q_out.shape[1] = 1; })},
+      {"strides", variant(valid,
+                          [](RopeCall& c) {
+                            c.q.shape[1] = c.q_out.shape[1] = 1;
+                            c.q.strides[0] = c.q.strides[1] = 128;
+                          })},
+      {"cached", cached},
+      {"threads", variant(valid, [](RopeCall& c) { c.threads = 2; })},
+  };
+  for (const auto& [first, before] : goods) {
+    for (const auto& [label, call] : goods) {
+      std::fill(other.begin(), other.end(), 0.25f);
+      run(before);
+      std::fill(got.begin(), got.end(), 7.0f);
+      std::fill(want.begin(), want.end(), 7.0f);
+      run(call);
+      RopeCall fresh = call;
+      fresh.q_out.data = want.data();
+      RopeStep(fresh).step();
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+          << label << " after " << first;
+    }
+  }
+  const std::vector<std::tuple<std::string, RopeCall, std::string>> bads = {
+      {"threads -1", variant(valid, [](RopeCall& c) { c.threads = -1; }), "threads"},
+      {"rotary_dim 63", variant(valid, [](RopeCall& c) { c.rotary_dim = 63; }), "rotary_dim"},
+      {"layout 7", variant(valid, [](RopeCall& c) { c.layout = static_cast<RopeLayout>(7); }),
+       "layout"},
+      {"base -1", variant(valid, [](RopeCall& c) { c.base = -1; }), "base"},
+      {"scaling factor 0",
+       variant(valid,
+               [](RopeCall& c) {
+                 c.scaling.kind = RopeScalingKind::linear;
+                 c.scaling.factor = 0;
+               }),
+       "scaling.factor"},
+      {"q_out of 32 dims", variant(valid, [](RopeCall& c) { c.q_out.shape[2] = 32; }),
+       "q_out.shape[2]"},
+      {"q_out half a head into q",
+       variant(valid, [&](RopeCall& c) { c.q_out.data = q.data() + 32; }), "q_out.data"},
+      {"k_out alone",
+       variant(valid,
+               [&](RopeCall& c) {
+                 c.k_out = view(other.data(), DType::f32, {1, 2, 64});
+               }),
+       "k_out"},
+      {"cache of 4 rows",
+       variant(cached, [](RopeCall& c) { c.cos->shape[0] = c.sin->shape[0] = 4; }), "positions[0]"},
+      {"position 9 past the cache", variant(cached, [&](RopeCall& c) { c.positions.data = &far; }),
+       "positions[0]"},
+  };
+  for (const auto& [label, call, argument] : bads) {
+    run(label.starts_with("cache") || label.starts_with("position") ? cached : valid);
+    std::fill(got.begin(), got.end(), 7.0f);
+    const std::vector<float> q_before = q;
+    try {
+      run(call);
+      ADD_FAILURE() << label << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.argument(), argument) << label;
+    }
+    for (float v : got) ASSERT_EQ(v, 7) << label;
+    ASSERT_EQ(q, q_before) << label;
+  }
 }
 
 }  // namespace

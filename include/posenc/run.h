@@ -27,8 +27,9 @@ namespace posenc {
 // precondition that reads data, then rotates with run()'s kernel, bit for bit its output. Between
 // steps the views' contents may change (new q, k, positions), never their addresses, shapes or
 // strides; later edits to the caller's RopeCall are not seen. One thread at a time per RopeStep
-// and its copies, which share one state. Why: a [1, 8, 64] call through run() spends about half
-// its time validating (bench/RESULTS.md).
+// and its copies, which share one state. Why: run() skips the same work only for a one-token call
+// that repeats its thread's last one, and must compare the whole call to know it does (about a
+// quarter of a [1, 8, 64] call; bench/RESULTS.md).
 class RopeStep {
  public:
   explicit RopeStep(const RopeCall& call);
