@@ -69,8 +69,7 @@ TEST(OptimizedAbsolute, EveryTargetIsListedAndTheFallbackRunsHere) {
 }
 
 TEST(OptimizedAbsolute, EveryTargetIsBitwiseExactIncludingVectorTails) {
-  for (const auto& impl : absolute()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(absolute())) {
     for (int64_t dim : {1, 3, 7, 16, 17, 33, 100, 768}) {
       Problem p(9, 13, dim, static_cast<uint64_t>(dim));
       impl.run(p.call());
@@ -80,8 +79,7 @@ TEST(OptimizedAbsolute, EveryTargetIsBitwiseExactIncludingVectorTails) {
 }
 
 TEST(OptimizedAbsolute, StridedViewsAndInt32PositionsAndInPlace) {
-  for (const auto& impl : absolute()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(absolute())) {
     Problem p(6, 5, 11, 3);
     const std::vector<float> expected = p.expected();
     // x stored transposed, out with a padded row, table with a padded row, i32 positions.
@@ -320,8 +318,7 @@ TEST(OptimizedAbsolute, BitwiseIdenticalForEveryThreadCount) {
 }
 
 TEST(OptimizedAbsolute, RejectsBadPositionsBeforeWriting) {
-  for (const auto& impl : absolute()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(absolute())) {
     Problem p(4, 3, 8, 5);
     p.positions[2] = 3;  // one past the table
     try {

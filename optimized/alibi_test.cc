@@ -100,8 +100,7 @@ TEST(OptimizedAlibi, KeysChangedBetweenCallsOnTheSameBufferAreSeen) {
   call.q_positions = view(q.data(), DType::i64, {1});
   call.k_positions = view(k.data(), DType::i64, {tk});
   call.bias = view(out.data(), DType::f32, {heads, 1, tk});
-  for (const Impl<AlibiCall>& impl : alibi()) {
-    if (!runs_here(impl)) continue;
+  for (const Impl<AlibiCall>& impl : runnable(alibi())) {
     k[500] = 500;
     impl.run(call);  // consecutive keys: rows from an iota of distances
     k[500] = 7;      // the same buffer, no longer consecutive
@@ -237,8 +236,7 @@ TEST(OptimizedAlibi, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
 }
 
 TEST(OptimizedAlibi, DiagonalIsPositiveZero) {
-  for (const auto& impl : alibi()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(alibi())) {
     Arena arena;
     const AlibiCall call = problem({4, 3, 40}, 3).build(arena);  // queries at keys 37, 38, 39
     impl.run(call);
@@ -251,8 +249,7 @@ TEST(OptimizedAlibi, DiagonalIsPositiveZero) {
 }
 
 TEST(OptimizedAlibi, RejectsBadInputBeforeWriting) {
-  for (const auto& impl : alibi()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(alibi())) {
     Arena arena;
     AlibiCall call = problem({4, 3, 5}, 41).build(arena);
     call.k_positions.as<int64_t>()[call.k_positions.offset(2)] = kMaxPosition + 1;

@@ -226,8 +226,7 @@ TEST(OptimizedAttention, RowsWithNoVisibleKeyAreZeros) {
     for (int64_t h = 0; h < c.q.shape[1]; ++h)
       for (int64_t j = 0; j < c.k.shape[0]; ++j) set(*c.bias, c.bias->offset(h, 1, j), -kInf);
   };
-  for (const auto& impl : attention()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(attention())) {
     for (int which = 0; which < 3; ++which) {
       Arena arena;
       AttentionCall call =
@@ -313,8 +312,7 @@ TEST(OptimizedAttention, BitwiseIdenticalAtEveryAlignment) {
                          Shape{2, 300, 2, 2, 17, 9, Mask::causal}}) {
     Arena arena;
     const AttentionCall base = problem(s, 31).build(arena);
-    for (const auto& impl : attention()) {
-      if (!runs_here(impl)) continue;
+    for (const auto& impl : runnable(attention())) {
       impl.run(base);
       const std::vector<uint32_t> expected = output_bits(base);
       for (int64_t shift = 1; shift < 16; shift += 3) {
@@ -495,8 +493,7 @@ TEST(OptimizedAttention, LowPrecisionOutputsRoundOnceToNearestEven) {
       Arena ref_arena;
       const AttentionCall expected = p.build(ref_arena);
       reference_impl<AttentionCall>().run(expected);
-      for (const auto& impl : attention()) {
-        if (!runs_here(impl)) continue;
+      for (const auto& impl : runnable(attention())) {
         Arena arena;
         const AttentionCall got = p.build(arena);
         impl.run(got);
@@ -511,7 +508,7 @@ TEST(OptimizedAttention, LowPrecisionOutputsRoundOnceToNearestEven) {
 TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
   constexpr int kProblems = 40;
   for (DType dtype : kLowPrecision) {
-    const auto& impls = attention();
+    const auto impls = runnable(attention());
     std::vector<harness::Comparison> worst(impls.size());
     std::vector<int64_t> differing(impls.size(), 0);  // outputs off the reference's bits
     int64_t outputs = 0;
@@ -538,7 +535,6 @@ TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
       const std::vector<uint32_t> want = output_bits(expected);
       outputs += static_cast<int64_t>(want.size());
       for (size_t i = 0; i < impls.size(); ++i) {
-        if (!runs_here(impls[i])) continue;
         Arena arena;
         const AttentionCall got = p.build(arena);
         impls[i].run(got);
@@ -550,13 +546,12 @@ TEST(OptimizedAttention, LowPrecisionWorstErrorOverRandomProblems) {
       }
     }
     for (size_t i = 0; i < impls.size(); ++i)
-      if (runs_here(impls[i]))
-        std::printf(
-            "%s %s: worst %.3f units over %d problems (%s); %lld of %lld outputs off the "
-            "reference's bits\n",
-            impls[i].name.c_str(), dtype_name(dtype), worst[i].worst, kProblems,
-            worst[i].where.c_str(), static_cast<long long>(differing[i]),
-            static_cast<long long>(outputs));
+      std::printf(
+          "%s %s: worst %.3f units over %d problems (%s); %lld of %lld outputs off the "
+          "reference's bits\n",
+          impls[i].name.c_str(), dtype_name(dtype), worst[i].worst, kProblems,
+          worst[i].where.c_str(), static_cast<long long>(differing[i]),
+          static_cast<long long>(outputs));
   }
 }
 
@@ -582,8 +577,7 @@ TEST(OptimizedAttention, SlidingWindowEveryTargetMatches) {
 // tk), which show which keys each row saw, and checks them against seen(q_pos, k_pos).
 void expect_keys_seen(const Shape& s, uint64_t seed,
                       const std::function<bool(int64_t, int64_t)>& seen) {
-  for (const auto& impl : attention()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(attention())) {
     Arena arena;
     const AttentionCall call = problem(s, seed, [](AttentionCall& c) {
                                  for (int64_t i = 0; i < c.q.shape[0]; ++i)
@@ -741,8 +735,7 @@ TEST(OptimizedAttention, VariantsBitwiseIdenticalForEveryThreadCount) {
 }
 
 TEST(OptimizedAttention, RejectsBadInputBeforeWriting) {
-  for (const auto& impl : attention()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(attention())) {
     Arena arena;
     AttentionCall call = problem({3, 4, 4, 2, 8, 8, Mask::causal, false, true}, 41).build(arena);
     call.q_positions->as<int64_t>()[call.q_positions->offset(1)] = -1;
@@ -847,8 +840,7 @@ TEST(OptimizedAttention, LseIsTheNaturalLogOfTheDenominator) {
     set(*c.bias, c.bias->offset(1, 1, 4), kNaN);
     set(*c.bias, c.bias->offset(1, 2, 4), kInf);
   };
-  for (const auto& impl : attention()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(attention())) {
     Arena arena;
     const AttentionCall call = problem(s, 7, edit).build(arena);
     impl.run(call);
@@ -867,7 +859,7 @@ TEST(OptimizedAttention, LseIsTheNaturalLogOfTheDenominator) {
 // worst lse error of each target in lse's unit, printed for the record and held to the bound.
 TEST(OptimizedAttention, LseWorstErrorOverRandomProblems) {
   constexpr int kProblems = 24;
-  const auto& impls = attention();
+  const auto impls = runnable(attention());
   std::vector<harness::Comparison> worst(impls.size());
   Values pick(77);
   for (int n = 0; n < kProblems; ++n) {
@@ -892,7 +884,6 @@ TEST(OptimizedAttention, LseWorstErrorOverRandomProblems) {
     reference_impl<AttentionCall>().run(expected);
     expected.out.shape[2] = 0;  // lse only
     for (size_t i = 0; i < impls.size(); ++i) {
-      if (!runs_here(impls[i])) continue;
       Arena arena;
       AttentionCall got = p.build(arena);
       impls[i].run(got);
@@ -903,9 +894,8 @@ TEST(OptimizedAttention, LseWorstErrorOverRandomProblems) {
     }
   }
   for (size_t i = 0; i < impls.size(); ++i)
-    if (runs_here(impls[i]))
-      std::printf("%s lse: worst %.3f units over %d problems (%s)\n", impls[i].name.c_str(),
-                  worst[i].worst, kProblems, worst[i].where.c_str());
+    std::printf("%s lse: worst %.3f units over %d problems (%s)\n", impls[i].name.c_str(),
+                worst[i].worst, kProblems, worst[i].where.c_str());
 }
 
 // ---- split-KV decode: tq ≤ 4 against tk ≥ 512 keys splits the keys into blocks of 256 ----

@@ -99,8 +99,7 @@ TEST(OptimizedMrope, BitwiseIdenticalForEveryThreadCount) {
   // tests cover its bf16 and f16 paths' thread counts.
   Shape s{.tokens = 1280, .heads = 8, .convention = MropeConvention::interleaved};
   s.section = {24, 20, 20};
-  for (const auto& impl : optimized::mrope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(optimized::mrope())) {
     expect_bitwise_for_thread_counts(impl, problem(s, 11));
   }
 }

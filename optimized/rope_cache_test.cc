@@ -34,8 +34,7 @@ double worst_error(const float* cos, const float* sin, int64_t first_row, int64_
 }
 
 TEST(OptimizedRopeCache, EveryTargetIsAccurateOverTheWholeTableIncludingTails) {
-  for (const auto& impl : rope_cache()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope_cache())) {
     for (int64_t rotary_dim : {2, 6, 18, 34, 128, 1100}) {  // vector tails; 1100: angle blocks
       const int64_t rows = 100;
       std::vector<float> cos(rows * rotary_dim / 2), sin(cos.size());
@@ -66,8 +65,7 @@ TEST(OptimizedRopeCache, AccurateAtRowsNear2To24WithTheAttentionFactor) {
 }
 
 TEST(OptimizedRopeCache, StridedViewsGiveTheContiguousAnswer) {
-  for (const auto& impl : rope_cache()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope_cache())) {
     const int64_t rows = 37, half = 9;
     std::vector<float> cos(rows * half), sin(cos.size());
     impl.run({.rotary_dim = 2 * half,
@@ -118,8 +116,7 @@ TEST(OptimizedRopeCache, BitwiseIdenticalForEveryThreadCount) {
 }
 
 TEST(OptimizedRopeCache, RejectsBadScalingBeforeWriting) {
-  for (const auto& impl : rope_cache()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope_cache())) {
     Arena arena;
     RopeCacheCall call{.rotary_dim = 8,
                        .scaling = {.kind = RopeScalingKind::linear, .factor = -1},

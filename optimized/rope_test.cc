@@ -124,8 +124,7 @@ double worst_error(const Shape& s, const std::vector<float>& in, const std::vect
 
 TEST(OptimizedRope, EveryTargetIsWithinTwoUnitsAtPositionsNear2To24) {
   double worst_seen = 0, worst_exact = 0;
-  for (const auto& impl : rope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope())) {
     for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
       for (double factor : {1.0, 1.3371}) {
         Shape s{.tokens = 64,
@@ -153,8 +152,7 @@ TEST(OptimizedRope, EveryTargetIsWithinTwoUnitsAtPositionsNear2To24) {
 }
 
 TEST(OptimizedRope, TailsPartialRotaryInverseAndKeysOnEveryTarget) {
-  for (const auto& impl : rope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope())) {
     for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
       for (int64_t rotary_dim : {2, 6, 18, 34, 66}) {
         for (int64_t extra : {0, 3, 11}) {
@@ -180,8 +178,7 @@ TEST(OptimizedRope, TailsPartialRotaryInverseAndKeysOnEveryTarget) {
 
 TEST(OptimizedRope, PassThroughIsBitExactEvenForNaNPayloads) {
   Shape s{.tokens = 2, .heads = 2, .head_dim = 12, .rotary_dim = 8};
-  for (const auto& impl : rope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope())) {
     Problem p(s, 3);
     const uint32_t payload = 0x7fa00123;  // a signalling NaN with a payload
     std::memcpy(&p.q[9], &payload, 4);
@@ -193,8 +190,7 @@ TEST(OptimizedRope, PassThroughIsBitExactEvenForNaNPayloads) {
 }
 
 TEST(OptimizedRope, InPlaceStridedAndInt32PositionsGiveTheContiguousAnswer) {
-  for (const auto& impl : rope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope())) {
     for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
       Shape s{.tokens = 4,
               .heads = 3,
@@ -304,8 +300,7 @@ TEST(OptimizedRope, CachedAgreesWithOnTheFlyThroughTheOptimizedCache) {
 }
 
 TEST(OptimizedRope, InfinityAndNaNFollowTheDoubleFormula) {
-  for (const auto& impl : rope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope())) {
     Shape s{.tokens = 1, .heads = 1, .head_dim = 4, .rotary_dim = 4};
     Problem p(s, 1);
     p.positions[0] = 3;
@@ -412,8 +407,7 @@ TEST(OptimizedRope, OverflowingProductsAndUnderflowingCoefficientsMatchTheRefere
         for (int64_t e = 0; e < expected.q_out.numel(); ++e) {
           non_finite += !std::isfinite(static_cast<const float*>(expected.q_out.data)[e]);
         }
-        for (const auto& impl : rope()) {
-          if (!runs_here(impl)) continue;
+        for (const auto& impl : runnable(rope())) {
           for (Layout mem : {Layout::contiguous, Layout::permuted}) {
             for (bool in_place : {false, true}) {
               Arena arena;
@@ -457,8 +451,7 @@ TEST(OptimizedRope, DecodeTokenOnACacheRowAboveOneKeepsTheOverflowGuard) {
         Arena input_arena, expected_arena;
         const RopeCall input = make(input_arena), expected = make(expected_arena);
         reference.run(expected);
-        for (const auto& impl : rope()) {
-          if (!runs_here(impl)) continue;
+        for (const auto& impl : runnable(rope())) {
           Arena arena;
           const RopeCall got = make(arena);
           impl.run(got);
@@ -572,8 +565,7 @@ TEST(OptimizedRope, RecomputedHalfPrecisionOutputsAreRoundedOnceAsTheReferenceDo
         differ += twice != want[static_cast<size_t>(e)];
       }
       EXPECT_GT(differ, 0) << c.label << ": not a double-rounding case";
-      for (const auto& impl : rope()) {
-        if (!runs_here(impl)) continue;
+      for (const auto& impl : runnable(rope())) {
         for (bool in_place : {false, true}) {
           Arena arena;
           const RopeCall got = round_once_call(arena, c, c.dtype, layout, in_place);
@@ -647,8 +639,7 @@ TEST(OptimizedRope, DecodeStepGivesTheFreshBitsWhateverCameBefore) {
     std::mt19937_64 rng(5);
     std::uniform_real_distribution<float> u(-1.25f, 1.25f);
     for (size_t i = 0; i < cos.size(); ++i) cos[i] = u(rng), sin[i] = u(rng);
-    for (const auto& impl : rope()) {
-      if (!runs_here(impl)) continue;
+    for (const auto& impl : runnable(rope())) {
       for (RopeLayout layout : {RopeLayout::half_split, RopeLayout::interleaved}) {
         for (bool cached : {false, true}) {
           Shape s{.tokens = 2, .heads = 4, .head_dim = 64, .rotary_dim = 2 * half, .k_heads = 2};
@@ -774,8 +765,7 @@ TEST(OptimizedRope, EveryHeadSizeMatchesTheReferenceOnEveryTarget) {
                   }
                   return call;
                 }};
-            for (const auto& impl : rope()) {
-              if (!runs_here(impl)) continue;
+            for (const auto& impl : runnable(rope())) {
               const harness::Outcome o = harness::differential(impl, problem);
               EXPECT_TRUE(o.ok) << impl.name << " " << problem.label << ": " << o.failure;
               EXPECT_GT(o.comparison.checked, 0) << problem.label;
@@ -787,8 +777,7 @@ TEST(OptimizedRope, EveryHeadSizeMatchesTheReferenceOnEveryTarget) {
 }
 
 TEST(OptimizedRope, RejectsAPositionPastTheCacheBeforeWriting) {
-  for (const auto& impl : rope()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(rope())) {
     Arena arena;
     RopeCall call{.q = arena.alloc(DType::f32, {2, 1, 8}),
                   .q_out = arena.alloc(DType::f32, {2, 1, 8}),

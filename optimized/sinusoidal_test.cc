@@ -70,8 +70,7 @@ struct Problem {
 
 TEST(OptimizedSinusoidal, EveryTargetIsAccurateUpToPosition2To24) {
   // Rounded once from a near-exact double: within half an ulp of the output plus 2⁻²⁰ or so.
-  for (const auto& impl : sinusoidal()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(sinusoidal())) {
     for (int64_t d : {2, 6, 10, 34, 128, 130, 1100}) {  // vector tails; 1100: angle blocks
       Problem p(7, d, kMaxPosition, static_cast<uint64_t>(d));
       impl.run(p.call());
@@ -83,8 +82,7 @@ TEST(OptimizedSinusoidal, EveryTargetIsAccurateUpToPosition2To24) {
 // Consecutive positions ending at 2²⁴: the rows at the end of each 64-row chain carry 63 rotation
 // steps' drift (sinusoidal.cc's error budget: under 5·10⁻⁵ ulp before the final rounding).
 TEST(OptimizedSinusoidal, EveryTargetIsAccurateAtTheEndOfRotationChains) {
-  for (const auto& impl : sinusoidal()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(sinusoidal())) {
     double worst = 0;
     for (int64_t d : {2, 34, 130, 1100}) {
       Problem p(192, d, kMaxPosition, static_cast<uint64_t>(d), /*consecutive=*/true);
@@ -112,8 +110,7 @@ TEST(OptimizedSinusoidal, HardestArgumentsNearMultiplesOfHalfPi) {
     for (int64_t k = 0; k < 64; ++k) positions.push_back(std::min(h + k, kMaxPosition));
   }
   const int64_t tokens = static_cast<int64_t>(positions.size());
-  for (const auto& impl : sinusoidal()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(sinusoidal())) {
     for (double base : {1.0, 1e4, 1e9})
       for (int64_t d : {2, 64}) {
         Problem p(tokens, d, kMaxPosition, 7);
@@ -126,8 +123,7 @@ TEST(OptimizedSinusoidal, HardestArgumentsNearMultiplesOfHalfPi) {
 }
 
 TEST(OptimizedSinusoidal, TableWithoutXMatchesTheFormula) {
-  for (const auto& impl : sinusoidal()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(sinusoidal())) {
     const int64_t rows = 33, d = 22;
     std::vector<float> pe(rows * d);
     impl.run({.out = view(pe.data(), DType::f32, {rows, d})});
@@ -143,8 +139,7 @@ TEST(OptimizedSinusoidal, TableWithoutXMatchesTheFormula) {
 }
 
 TEST(OptimizedSinusoidal, StridedViewsAndInPlaceGiveTheContiguousAnswer) {
-  for (const auto& impl : sinusoidal()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(sinusoidal())) {
     Problem p(5, 12, 5000, 1);
     impl.run(p.call());
     const std::vector<float> want = p.out;
@@ -258,8 +253,7 @@ TEST(OptimizedSinusoidal, BitwiseIdenticalForEveryThreadCount) {
 }
 
 TEST(OptimizedSinusoidal, RejectsAPositionPast2To24BeforeWriting) {
-  for (const auto& impl : sinusoidal()) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(sinusoidal())) {
     Arena arena;
     SinusoidalCall call{.out = arena.alloc(DType::f32, {3, 8}),
                         .positions = arena.alloc(DType::i64, {3})};

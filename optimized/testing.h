@@ -41,14 +41,26 @@ bool runs_here(const Impl<Call>& impl) {
   return false;
 }
 
+// The entries of `impls` this CPU runs (runs_here), in order: what a test loops over. They keep
+// the dispatched entry and the fallback, which run everywhere: without them a loop could test
+// nothing and pass.
+template <class Call>
+std::vector<Impl<Call>> runnable(std::vector<Impl<Call>> impls) {
+  EXPECT_GE(impls.size(), 2u);
+  const std::string first = impls.front().name, last = impls.back().name;
+  std::erase_if(impls, [](const Impl<Call>& impl) { return !runs_here(impl); });
+  EXPECT_TRUE(impls.size() >= 2 && impls.front().name == first && impls.back().name == last)
+      << first << " or " << last << " does not run here";
+  return impls;
+}
+
 // Every entry of `impls` this CPU runs against the reference, within its bound. With `print`,
 // each entry's worst error (in the family's unit) and element count go to stdout.
 template <class Call>
 void expect_every_target_matches(const std::vector<Impl<Call>>& impls,
                                  const harness::Problem<Call>& problem, bool print = false) {
   ASSERT_TRUE(runs_here(impls.front()) && runs_here(impls.back()));
-  for (const auto& impl : impls) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(impls)) {
     const harness::Outcome o = harness::differential(impl, problem);
     EXPECT_TRUE(o.ok) << impl.name << " " << problem.label << ": " << o.failure;
     EXPECT_GT(o.comparison.checked, 0) << problem.label;
@@ -103,8 +115,7 @@ void expect_every_target_bitwise(const std::vector<Impl<Call>>& impls,
   const Call expected = problem.build(ref_arena);
   reference_impl<Call>().run(expected);
   const std::vector<uint32_t> want = output_bits(expected);
-  for (const auto& impl : impls) {
-    if (!runs_here(impl)) continue;
+  for (const auto& impl : runnable(impls)) {
     harness::Arena arena;
     const Call got = problem.build(arena);
     impl.run(got);
