@@ -114,7 +114,12 @@ class ThreadPool {
   bool backing_off(int64_t now) const { return now < spin_from_.load(std::memory_order_relaxed); }
 
   // When the last call that plan_parts declined to split finer ended, from any thread.
-  std::atomic<int64_t> declined_call_ended{INT64_MIN / 2};
+  int64_t declined_call_ended() const {
+    return declined_call_ended_.load(std::memory_order_relaxed);
+  }
+  void note_declined_call_ended(int64_t now) {
+    declined_call_ended_.store(now, std::memory_order_relaxed);
+  }
 
   // False when another thread holds the pool: the caller then runs inline.
   bool try_acquire() { return busy_.try_lock(); }
@@ -253,6 +258,8 @@ class ThreadPool {
   std::atomic<int64_t> spin_from_{0};  // no thread spins before this steady-clock ns
   std::atomic<int> caller_cpu_{-1};    // the core the last job was posted from
   uint32_t generation_ = 0;            // the caller's count of jobs posted
+  // Steady-clock ns when the last call plan_parts declined ended (long ago at first).
+  std::atomic<int64_t> declined_call_ended_{INT64_MIN / 2};
 };
 
 }  // namespace
@@ -271,8 +278,7 @@ int plan_parts(int requested_threads, int64_t items, double nanos_per_item) {
   if (finer == parts) return parts;
   ThreadPool& pool = ThreadPool::instance();
   const int64_t now = now_nanos();
-  if (detail::hands_off_fast(finer, pool.awake_workers(),
-                             now - pool.declined_call_ended.load(std::memory_order_relaxed),
+  if (detail::hands_off_fast(finer, pool.awake_workers(), now - pool.declined_call_ended(),
                              pool.backing_off(now))) {
     return finer;
   }
@@ -288,12 +294,10 @@ bool hands_off_fast(int parts, int awake_workers, int64_t nanos_since_declined, 
 
 void note_declined_call_ended() {
   t_declined = false;
-  ThreadPool::instance().declined_call_ended.store(now_nanos(), std::memory_order_relaxed);
+  ThreadPool::instance().note_declined_call_ended(now_nanos());
 }
 
-int64_t declined_call_ended() {
-  return ThreadPool::instance().declined_call_ended.load(std::memory_order_relaxed);
-}
+int64_t declined_call_ended() { return ThreadPool::instance().declined_call_ended(); }
 
 void note_inline() { t_last_threaded_parts = 1; }
 
