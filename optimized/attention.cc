@@ -1089,8 +1089,8 @@ HWY_INLINE void MergeSplits(const Plan& plan, Scratch& sc, int64_t index, const 
   FinishRow(plan, sc, sc.acc, static_cast<float>(top), static_cast<float>(total), h, i);
 }
 
-// Work [begin, end) of one pass: work items (see Plan::item); for split-KV's first pass, (item,
-// split) pairs, item-major, each leaving its partial in `partials`; for its second, (item, row)
+// Work [begin, end) of one pass: work items (see Plan::item); for split-KV's first pass, (split,
+// item) pairs, split-major, each leaving its partial in `partials`; for its second, (item, row)
 // pairs whose splits it merges.
 void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* partials) {
   Scratch& scratch = Scratch::for_this_thread(plan);
@@ -1099,17 +1099,22 @@ void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* part
       MergeSplits(plan, scratch, index, partials);
       continue;
     }
-    const int64_t item = pass == Pass::split ? index / plan.seen_splits : index;
+    // Split-KV's first pass runs split-major: consecutive work items read the same keys' rows for
+    // each head in turn, which lie side by side in a [tk, heads, d] cache, so a part streams
+    // through whole rows instead of a head's strided slices of them. Each (item, split) keeps its
+    // own partial, whichever part computes it.
+    const int64_t items = plan.items();
+    const int64_t item = pass == Pass::split ? index % items : index;
     int64_t h0, h1, i0, i1;
     plan.item(item, h0, h1, i0, i1);
     if (pass == Pass::whole) {
       AttendBlock(plan, scratch, h0, h1, i0, i1, 0, plan.key_blocks, nullptr);
     } else {
-      const int64_t split = plan.first_split + index % plan.seen_splits;
+      const int64_t local = index / items, split = plan.first_split + local;
       const int64_t per_split = kSplitKeys / kKeyBlock;
       AttendBlock(plan, scratch, h0, h1, i0, i1, split * per_split,
                   std::min(plan.key_blocks, (split + 1) * per_split),
-                  partials + index * plan.partial_floats);
+                  partials + (item * plan.seen_splits + local) * plan.partial_floats);
     }
   }
 }
