@@ -1096,6 +1096,7 @@ HWY_INLINE void MergeSplits(const Plan& plan, Scratch& sc, int64_t index, const 
 // pairs whose splits it merges.
 void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* partials) {
   Scratch& scratch = Scratch::for_this_thread(plan);
+  const int64_t items = plan.items();
   for (int64_t index = begin; index < end; ++index) {
     if (pass == Pass::merge) {
       MergeSplits(plan, scratch, index, partials);
@@ -1105,7 +1106,6 @@ void Attend(const Plan& plan, Pass pass, int64_t begin, int64_t end, float* part
     // each head in turn, which lie side by side in a [tk, heads, d] cache, so a part streams
     // through whole rows instead of a head's strided slices of them. Each (item, split) keeps its
     // own partial, whichever part computes it.
-    const int64_t items = plan.items();
     const int64_t item = pass == Pass::split ? index % items : index;
     int64_t h0, h1, i0, i1;
     plan.item(item, h0, h1, i0, i1);

@@ -46,7 +46,10 @@ bool runs_here(const Impl<Call>& impl) {
 // nothing and pass.
 template <class Call>
 std::vector<Impl<Call>> runnable(std::vector<Impl<Call>> impls) {
-  EXPECT_GE(impls.size(), 2u);
+  if (impls.size() < 2) {  // a family lists its dispatched entry and at least the fallback
+    ADD_FAILURE() << impls.size() << " entries";
+    return impls;
+  }
   const std::string first = impls.front().name, last = impls.back().name;
   std::erase_if(impls, [](const Impl<Call>& impl) { return !runs_here(impl); });
   EXPECT_TRUE(impls.size() >= 2 && impls.front().name == first && impls.back().name == last)
@@ -59,8 +62,7 @@ std::vector<Impl<Call>> runnable(std::vector<Impl<Call>> impls) {
 template <class Call>
 void expect_every_target_matches(const std::vector<Impl<Call>>& impls,
                                  const harness::Problem<Call>& problem, bool print = false) {
-  ASSERT_TRUE(runs_here(impls.front()) && runs_here(impls.back()));
-  for (const auto& impl : runnable(impls)) {
+  for (const auto& impl : runnable(impls)) {  // which fails the test without both ends
     const harness::Outcome o = harness::differential(impl, problem);
     EXPECT_TRUE(o.ok) << impl.name << " " << problem.label << ": " << o.failure;
     EXPECT_GT(o.comparison.checked, 0) << problem.label;
