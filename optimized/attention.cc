@@ -72,6 +72,7 @@
 #include <vector>
 
 #include "optimized/optimized.h"
+#include "optimized/reusable.h"
 #include "optimized/thread_pool.h"
 
 namespace posenc::optimized::attention_detail {
@@ -1151,14 +1152,7 @@ void run_attention(const AttentionCall& call, AttendFn* attend) {
   }
   // The partials live in the calling thread's buffer, which only grows: fresh pages would fault in
   // on every call (about 12 µs per 4 KiB here).
-  thread_local hwy::AlignedFreeUniquePtr<float[]> buffer;
-  thread_local int64_t capacity = 0;
-  const int64_t floats = items * plan.seen_splits * plan.partial_floats;
-  if (capacity < floats) {
-    buffer = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
-    capacity = floats;
-  }
-  float* partials = buffer.get();
+  float* partials = reusable<float>(items * plan.seen_splits * plan.partial_floats);
   const int64_t work = items * plan.seen_splits;
   const double per_split = per_score * static_cast<double>(rows * attention_detail::kSplitKeys);
   const int parts = plan_parts(call.threads, work, per_split);

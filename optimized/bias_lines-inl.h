@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "optimized/reusable.h"
 #include "posenc/position_facts.h"
 #include "posenc/tensor.h"
 
@@ -68,15 +69,6 @@ struct BiasLines {
     return true;
   }
 };
-
-// A buffer of n T that this thread keeps across calls: a fresh one would fault its pages in on
-// every call (about 12 µs per 4 KiB here). One per type: a call uses at most one of each.
-template <class T>
-T* reusable(int64_t n) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(static_cast<size_t>(n));
-  return buffer.data();
-}
 
 }  // namespace posenc::optimized
 #endif  // POSENC_OPTIMIZED_BIAS_LINES_SHARED
