@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "posenc/rope_frequencies.h"
@@ -35,6 +36,10 @@ struct Angles {
   // rope's f32 coefficients of that position, f·cos θ and sign·f·sin θ (sign 0 until computed).
   mutable float fresh_sign = 0;
   mutable std::vector<float> fresh_c, fresh_s;
+
+  // sin ω_i then cos ω_i (one position's rotation), padded() each, by libm (off by < 2⁻⁵⁰):
+  // sinusoidal's chains step by them. Null until fill_steps, on the thread that owns this memo.
+  mutable std::shared_ptr<const double[]> steps;  // aligned for any vector; shared by copies
 
   int64_t padded() const { return static_cast<int64_t>(hi.size()); }
   // Whether every angle p·ω of position p is in the vector sin/cos range.
@@ -67,5 +72,8 @@ const Angles& sinusoidal_angles(int64_t d, double base);
 
 // sin and cos of θ = hi + lo by libm, for angles past kMaxVectorAngle.
 void sincos_libm(double hi, double lo, double& sin, double& cos);
+
+// Fills angles.steps if empty. Call it on the thread that owns the memo, before any part reads.
+void fill_steps(const Angles& angles);
 
 }  // namespace posenc::optimized

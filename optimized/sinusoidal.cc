@@ -14,6 +14,7 @@
 
 #include "optimized/angles.h"
 #include "optimized/optimized.h"
+#include "optimized/reusable.h"
 #include "optimized/thread_pool.h"
 #endif
 
@@ -43,6 +44,31 @@ bool StreamRows(const Tensor& out) {
          out.numel() * static_cast<int64_t>(dtype_size(out.dtype)) > (int64_t{16} << 20);
 }
 
+#undef POSENC_SINUSOIDAL_AVX512
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define POSENC_SINUSOIDAL_AVX512 1
+// 8 f32 lanes each of a and b as a0 b0 a1 b1 ...: one two-source permute (vpermt2ps, which
+// Highway 1.0.3 does not offer) in place of Combine and a one-source permute; an f32 table is
+// bound by port 5 on Intel, which runs both.
+HWY_INLINE hn::Vec512<float> Interleave8(__m256 a, __m256 b) {
+  const __m512i from = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return hn::Vec512<float>{
+      _mm512_permutex2var_ps(_mm512_castps256_ps512(a), from, _mm512_castps256_ps512(b))};
+}
+
+// 8 double lanes rounded to f32 to odd (math-inl.h's lowp): toward zero, in one instruction with
+// AVX-512's embedded rounding, then the last bit set where that was inexact. NaN stays NaN, ±∞
+// ±∞, and a finite value past FLT_MAX gives ±FLT_MAX.
+HWY_INLINE __m256 RoundToOddF32(__m512d v) {
+  const __m256 toward_zero = _mm512_cvt_roundpd_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(toward_zero), v, _CMP_NEQ_UQ);
+  const __m256i bits = _mm256_castps_si256(toward_zero);
+  return _mm256_castsi256_ps(_mm256_mask_or_epi32(bits, inexact, bits, _mm256_set1_epi32(1)));
+}
+#else
+#define POSENC_SINUSOIDAL_AVX512 0
+#endif
+
 // Stores sin lanes a and cos lanes b interleaved, a0 b0 a1 b1 ..., at o (2·Lanes elements, f32
 // lanes) in one store, non-temporal when `stream` and o is aligned.
 template <class V, class L>
@@ -51,6 +77,15 @@ HWY_INLINE void StorePairs(V a, V b, L* o, bool stream) {
 #if HWY_TARGET == HWY_SCALAR  // one lane: no wider lane to pair into
   (void)stream;
   hn::StoreInterleaved2(a, b, D(), reinterpret_cast<hn::TFromD<D>*>(o));
+#elif POSENC_SINUSOIDAL_AVX512
+  static_assert(sizeof(a.raw) == 32 && std::is_same_v<hn::TFromV<V>, float>);
+  const auto pairs = Interleave8(a.raw, b.raw);
+  const hn::Full512<L> dl;
+  if (stream && reinterpret_cast<uintptr_t>(o) % 64 == 0) {
+    hn::Stream(hn::BitCast(dl, pairs), dl, o);
+  } else {
+    hn::StoreU(hn::BitCast(dl, pairs), dl, o);
+  }
 #else
   // a and b side by side in one vector twice as wide, then one lane permutation: lane 2k takes
   // a's lane k, lane 2k + 1 b's. Two shuffles; widening each pair into one 64-bit lane took two
@@ -176,6 +211,19 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
           sv = hn::Add(hn::PromoteTo(dd, x_sin), sv);
           cv = hn::Add(hn::PromoteTo(dd, x_cos), cv);
         }
+#if POSENC_SINUSOIDAL_AVX512
+        // Each sum rounded to f32 to odd, then to T to nearest even: rounded once (lowp), every
+        // lane, zeros, subnormals, ∞ and NaN included; a third of the operations of the bits below.
+        const hn::Full512<float> d16;
+        const auto bits =
+            lowp::Bits16<T>(d16, Interleave8(RoundToOddF32(sv.raw), RoundToOddF32(cv.raw)));
+        const hn::Rebind<uint16_t, decltype(d16)> dl;
+        if (stream && reinterpret_cast<uintptr_t>(o + 2 * j) % 32 == 0) {
+          hn::Stream(bits, dl, o + 2 * j);
+        } else {
+          hn::StoreU(bits, dl, o + 2 * j);
+        }
+#else
 #if HWY_TARGET == HWY_SCALAR
         const bool all_fast = false;
 #else
@@ -205,6 +253,7 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
             o[2 * (j + lane) + 1] = lowp::RoundF64<T>(wc[lane]);
           }
         }
+#endif  // POSENC_SINUSOIDAL_AVX512
       }
     }
     for (; j < stop; ++j) {  // tails and strided rows
@@ -231,12 +280,12 @@ constexpr int64_t kRowsPerPass = 4;
 // angle (math-inl.h; off by less than 2⁻⁴⁴ plus a few roundings, say 2⁻⁴³·⁹) where a chain starts
 // (row index a multiple of kAnchorEvery, or a position not the previous one's + 1), else the
 // previous row's rotated by (cos ω, sin ω) as AngleWalker::Step does. Error budget, absolute:
-//   a step's values (sin ω, cos ω) are themselves fresh SinCos values, off by ≤ 2⁻⁴³·⁹ each, so a
-//   rotation by them moves the pair by ≤ √2·2⁻⁴³·⁹ < 2⁻⁴³·⁴, and its two roundings add ≤ 2⁻⁵²;
-//   kAnchorEvery − 1 = 63 steps: 63·(2⁻⁴³·⁴ + 2⁻⁵²) < 2⁻³⁷·⁴, plus the anchor's 2⁻⁴³·⁹: < 2⁻³⁷·³.
-// That is < 2⁻¹⁴·³ ulp_f32(1) = 5·10⁻⁵ ulp_f32(1 + |x|) before the single rounding to out's dtype
-// (½ ulp): ≤ 0.50005 ulp_f32 in all for f32 (bound 1; sinusoidal_test checks ≤ 0.5001 at the end
-// of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 5·10⁻⁵ ulp_f32.
+//   a step's values (sin ω, cos ω) are libm's (Angles::steps), off by < 2⁻⁵⁰ each, so a rotation
+//   by them moves the pair by ≤ √2·2⁻⁵⁰ = 2⁻⁴⁹·⁵, and its two roundings add ≤ 2⁻⁵²;
+//   kAnchorEvery − 1 = 63 steps: 63·(2⁻⁴⁹·⁵ + 2⁻⁵²) < 2⁻⁴³·², plus the anchor's 2⁻⁴³·⁹: < 2⁻⁴²·⁵.
+// That is < 2⁻¹⁹·⁵ ulp_f32(1) = 1.4·10⁻⁶ ulp_f32(1 + |x|) before the single rounding to out's
+// dtype (½ ulp): ≤ 0.500002 ulp_f32 in all for f32 (bound 1; sinusoidal_test checks ≤ 0.5001 at
+// the end of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 1.4·10⁻⁶ ulp_f32.
 // A part that begins inside a chain replays it from the chain's start without writing, so every
 // row's values depend only on the positions and its index: bitwise identical for every thread
 // count. A table's chains run column block by column block (kBlock), an add's whole rows.
@@ -249,11 +298,11 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
   const bool stream = StreamRows(call.out);
   const bool f32_pass = call.out.strides[1] == 1 && (!call.x || call.x->strides[1] == 1);
   const int64_t block = call.x ? count : std::min(kBlock, count);
-  const auto state = hwy::AllocateAligned<double>(2 * block);
-  const auto xf_storage = hwy::AllocateAligned<float>(call.x ? 2 * block : 1);
-  double *s = state.get(), *c = state.get() + block;
-  float* xf = xf_storage.get();
-  hwy::AlignedFreeUniquePtr<double[]> steps;  // (sin ω, cos ω): position 1, on first use
+  double* s = reusable<double>(2 * block);
+  double* c = s + block;
+  float* xf = call.x ? reusable<float>(2 * block) : nullptr;
+  // (sin ω, cos ω): position 1, filled by run_sinusoidal when a call has more than one row.
+  const double *step_sin = angles.steps.get(), *step_cos = step_sin + angles.padded();
   const auto chains = [&](int64_t item) {
     return item % kAnchorEvery != 0 && call.position(item - 1) == call.position(item) - 1;
   };
@@ -262,15 +311,6 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
     while (chains(first)) --first;
     int64_t last = t + 1;  // one past its end, within this part
     while (last < end && chains(last)) ++last;
-    if (last - first > 1 && !steps) {
-      steps = hwy::AllocateAligned<double>(2 * count);
-      for (int64_t i = 0; i < count; i += N) {
-        hn::Vec<decltype(dd)> ss, sc;
-        AngleSinCos(dd, angles, 1, i, ss, sc);
-        hn::Store(ss, dd, steps.get() + i);
-        hn::Store(sc, dd, steps.get() + count + i);
-      }
-    }
     const int64_t p = call.position(first);
     for (int64_t i0 = 0; i0 < count; i0 += block) {
       const int64_t n = std::min(block, count - i0);
@@ -292,8 +332,8 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
             }
             for (int64_t i = 0; i < n; i += N) {
               auto sv = hn::Load(dd, s + i), cv = hn::Load(dd, c + i);
-              const auto ss = hn::Load(dd, steps.get() + i0 + i);
-              const auto sc = hn::Load(dd, steps.get() + count + i0 + i);
+              const auto ss = hn::Load(dd, step_sin + i0 + i);
+              const auto sc = hn::Load(dd, step_cos + i0 + i);
               const int64_t j = i0 + i;
 #pragma GCC unroll 4
               for (int64_t r = 0; r < kRowsPerPass; ++r) {  // as AngleWalker::Step
@@ -312,8 +352,8 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
         if (item > first) {  // rotate by one step, as AngleWalker::Step
           for (int64_t i = 0; i < n; i += N) {
             const auto sv = hn::Load(dd, s + i), cv = hn::Load(dd, c + i);
-            const auto ss = hn::Load(dd, steps.get() + i0 + i);
-            const auto sc = hn::Load(dd, steps.get() + count + i0 + i);
+            const auto ss = hn::Load(dd, step_sin + i0 + i);
+            const auto sc = hn::Load(dd, step_cos + i0 + i);
             hn::Store(hn::MulAdd(sv, sc, hn::Mul(cv, ss)), dd, s + i);
             hn::Store(hn::MulSub(cv, sc, hn::Mul(sv, ss)), dd, c + i);
           }
@@ -358,6 +398,7 @@ void run_sinusoidal(const SinusoidalCall& call, SinusoidalRowsFn* rows) {
   const double nanos = call.out.dtype == DType::f32 && !call.x ? 0.2 : 0.4;
   const int parts = plan_parts(call.threads, tokens, nanos * static_cast<double>(d));
   const Angles& angles = sinusoidal_angles(d, call.base);
+  if (tokens > 1) fill_steps(angles);  // here: the memo is this thread's, and parts only read
   parallel_for(tokens, parts, [&](Range r) { rows(call, angles, r.begin, r.end); });
 }
 

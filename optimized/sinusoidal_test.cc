@@ -221,6 +221,41 @@ TEST(OptimizedSinusoidal, HalfPrecisionManyRowsWithinOneUlp) {
       }
 }
 
+// bf16 and f16 tables are x + PE rounded once: every cell is PE rounded to nearest even, except
+// within 2⁻³⁸ of a midpoint between two neighbours (the double sum's own error). The cells within
+// half an f32 ulp of a midpoint are those a double rounding through f32 (or a truncation to f32
+// without round-to-odd's last bit) gets wrong; the table holds a few hundred of them.
+TEST(OptimizedSinusoidal, HalfPrecisionIsRoundedOnce) {
+  const int64_t tokens = 2048, d = 512;
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    const int kept = dtype == DType::bf16 ? 7 : 10, least = dtype == DType::bf16 ? -126 : -14;
+    for (const auto& impl : runnable(sinusoidal())) {
+      std::vector<uint16_t> out(tokens * d);
+      const Tensor table = view(out.data(), dtype, {tokens, d});
+      impl.run({.out = table});
+      int64_t checked = 0, hard = 0;
+      for (int64_t p = 0; p < tokens; ++p) {
+        for (int64_t c = 0; c < d; ++c) {
+          const long double v = exact_pe(p, c, d, 1e4);
+          const int e = std::max(std::ilogb(static_cast<double>(v)), least);
+          const long double ulp = std::ldexp(1.0L, e - kept), q = v / ulp;
+          const long double to_midpoint = std::fabs(q - std::floor(q) - 0.5L) * ulp;
+          if (to_midpoint < 0x1p-38L) continue;
+          ++checked;
+          hard += to_midpoint < std::ldexp(1.0L, e - 24);  // half an f32 ulp
+          const double want = static_cast<double>(std::nearbyint(q) * ulp);
+          ASSERT_EQ(load(table, table.offset(p, c)), want)
+              << impl.name << " " << dtype_name(dtype) << " PE[" << p << ", " << c << "]";
+        }
+      }
+      std::printf("[ rounded  ] %s %s: %lld cells, %lld within half an f32 ulp of a midpoint\n",
+                  impl.name.c_str(), dtype_name(dtype), static_cast<long long>(checked),
+                  static_cast<long long>(hard));
+      EXPECT_GT(hard, 10);
+    }
+  }
+}
+
 TEST(OptimizedSinusoidal, HalfPrecisionBitwiseIdenticalForEveryThreadCount) {
   for (DType dtype : {DType::bf16, DType::f16}) {
     const harness::Problem<SinusoidalCall> problem{
