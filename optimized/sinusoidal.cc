@@ -1,8 +1,9 @@
 // sinusoidal: out[t, 2i] = x[t, 2i] + sin(p·ω_i), out[t, 2i+1] = x[t, 2i+1] + cos(p·ω_i).
 // Exact angles and double sin/cos for every i (vectorized over i; consecutive positions step by
 // one rotation, as AngleWalker), then x added in double and each element rounded once to out's
-// dtype: f32 by DemoteTo, bf16/f16 from the double's bits (Bits16FromF64; math-inl.h's lowp for
-// zeros, subnormals and non-finite lanes), with x widened to f32 first (exact); strided rows use
+// dtype: f32 by DemoteTo, bf16/f16 through f32 rounded to odd on AVX-512 (RoundToOddF32), else
+// from the double's bits (Bits16FromF64; math-inl.h's lowp for zeros, subnormals and non-finite
+// lanes), with x widened to f32 first (exact); strided rows use
 // the contract's load() and store(). Outputs past 16 MiB are written with non-temporal stores.
 #ifndef POSENC_OPTIMIZED_SINUSOIDAL_SHARED
 #define POSENC_OPTIMIZED_SINUSOIDAL_SHARED
@@ -186,7 +187,8 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
     }
   } else {
     // bf16 and f16: vectorized on every target. x is widened to f32 first (exact) into xf; the
-    // double sum is rounded once to T from its bits (Bits16FromF64), or where that does not apply
+    // double sum is rounded once to T: on AVX-512 through f32 rounded to odd, elsewhere from its
+    // bits (Bits16FromF64), or where that does not apply
     // (zero, subnormal in T, huge, ∞, NaN; every lane on SCALAR) by math-inl.h's lowp::RoundF64,
     // as the contract's store() rounds the tails and strided rows: all three round once.
     int64_t j = i0;
