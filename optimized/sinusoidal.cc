@@ -303,8 +303,10 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
   double* s = reusable<double>(2 * block);
   double* c = s + block;
   float* xf = call.x ? reusable<float>(2 * block) : nullptr;
-  // (sin ω, cos ω): position 1, filled by run_sinusoidal when a call has more than one row.
-  const double *step_sin = angles.steps.get(), *step_cos = step_sin + angles.padded();
+  // (sin ω, cos ω): position 1, filled by run_sinusoidal when a call has more than one row (null,
+  // and never read, in a one-row call).
+  const double* step_sin = angles.steps.get();
+  const double* step_cos = step_sin ? step_sin + angles.padded() : nullptr;
   const auto chains = [&](int64_t item) {
     return item % kAnchorEvery != 0 && call.position(item - 1) == call.position(item) - 1;
   };
