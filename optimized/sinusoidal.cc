@@ -1,7 +1,7 @@
 // sinusoidal: out[t, 2i] = x[t, 2i] + sin(p·ω_i), out[t, 2i+1] = x[t, 2i+1] + cos(p·ω_i).
 // Exact angles and double sin/cos for every i (vectorized over i; consecutive positions step by
 // one rotation, as AngleWalker), then x added in double and each element rounded once to out's
-// dtype: f32 by DemoteTo, bf16/f16 through f32 rounded to odd on AVX-512 (RoundToOddF32), else
+// dtype: f32 by DemoteTo, bf16/f16 through f32 rounded to odd on AVX-512 (lowp), else
 // from the double's bits (Bits16FromF64; math-inl.h's lowp for zeros, subnormals and non-finite
 // lanes), with x widened to f32 first (exact); strided rows use
 // the contract's load() and store(). Outputs past 16 MiB are written with non-temporal stores.
@@ -57,15 +57,6 @@ HWY_INLINE hn::Vec512<float> Interleave8(__m256 a, __m256 b) {
       _mm512_permutex2var_ps(_mm512_castps256_ps512(a), from, _mm512_castps256_ps512(b))};
 }
 
-// 8 double lanes rounded to f32 to odd (math-inl.h's lowp): toward zero, in one instruction with
-// AVX-512's embedded rounding, then the last bit set where that was inexact. NaN stays NaN, ±∞
-// ±∞, and a finite value past FLT_MAX gives ±FLT_MAX.
-HWY_INLINE __m256 RoundToOddF32(__m512d v) {
-  const __m256 toward_zero = _mm512_cvt_roundpd_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(toward_zero), v, _CMP_NEQ_UQ);
-  const __m256i bits = _mm256_castps_si256(toward_zero);
-  return _mm256_castsi256_ps(_mm256_mask_or_epi32(bits, inexact, bits, _mm256_set1_epi32(1)));
-}
 #else
 #define POSENC_SINUSOIDAL_AVX512 0
 #endif
@@ -218,7 +209,8 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
         // lane, zeros, subnormals, ∞ and NaN included; a third of the operations of the bits below.
         const hn::Full512<float> d16;
         const auto bits =
-            lowp::Bits16<T>(d16, Interleave8(RoundToOddF32(sv.raw), RoundToOddF32(cv.raw)));
+            lowp::Bits16<T>(d16, Interleave8(lowp::DemoteToF32RoundToOdd(df, sv).raw,
+                                             lowp::DemoteToF32RoundToOdd(df, cv).raw));
         const hn::Rebind<uint16_t, decltype(d16)> dl;
         if (stream && reinterpret_cast<uintptr_t>(o + 2 * j) % 32 == 0) {
           hn::Stream(bits, dl, o + 2 * j);
