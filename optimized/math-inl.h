@@ -4,8 +4,9 @@
 //
 // hwy/contrib/math's Sin and Cos (Highway 1.0.3) are documented for |x| ≤ 39000 only; rope needs
 // angles up to 2²⁴ rad, so this file reduces θ modulo π itself (Cody–Waite with a 25-bit π₁, exact
-// because k < 2²⁵) and evaluates Taylor polynomials on [−π/2, π/2] (remainders below 2⁻⁴⁴;
-// angles_test checks it against long double to that one's own 2⁻³⁷ resolution at 2²⁷ rad).
+// because k < 2²⁵) and evaluates near-minimax polynomials on [−π/2, π/2] (within 2⁻⁴⁶·⁸;
+// angles_test checks that below 4π, and the whole against long double to that one's own 2⁻³⁷
+// resolution at 2²⁷ rad).
 
 #if defined(POSENC_OPTIMIZED_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_OPTIMIZED_MATH_INL_H_
@@ -32,37 +33,41 @@ template <class D, class V = hn::VFromD<D>>
 HWY_INLINE void SinCos(D d, V hi, V lo, V& sin, V& cos) {
   // k = round(θ/π) < 2²⁵ and π₁ has 25 significant bits, so k·π₁ is exact and so is hi − k·π₁
   // (Sterbenz); π₂ = π − π₁ to double precision, its error (~10⁻²⁴) times k is below 2⁻⁵⁶.
+  // Adding 1.5·2⁵² rounds θ/π to the integer k in the same multiply-add and leaves k's low bit
+  // in the mantissa's (k is off by one from round(θ/π) at most where θ/π is within 2⁻²⁷ of a
+  // half, so |r| ≤ π/2 + 10⁻⁷, inside the polynomials' [0, 1.5708]).
   constexpr double kPi1 = 3.1415926218032836914;   // 0x1.921fb5p+1
   constexpr double kPi2 = 3.1786509547056390e-08;  // (π − π₁) rounded
-  const V k = hn::Round(hn::Mul(hn::Add(hi, lo), hn::Set(d, 0.31830988618379067154)));
+  constexpr double kShift = 6755399441055744.0;    // 1.5·2⁵²
+  const V shifted =
+      hn::MulAdd(hn::Add(hi, lo), hn::Set(d, 0.31830988618379067154), hn::Set(d, kShift));
+  const V k = hn::Sub(shifted, hn::Set(d, kShift));
   V r = hn::NegMulAdd(k, hn::Set(d, kPi1), hi);
   r = hn::Add(hn::NegMulAdd(k, hn::Set(d, kPi2), r), lo);  // r in [−π/2, π/2]
   const V z = hn::Mul(r, r);
-  // Taylor: sin r = r + r·z·Σ (−1)^j z^(j−1)/(2j+1)!, j = 1..8 (remainder r¹⁹/19! < 2⁻⁴⁴);
-  //         cos r = 1 − z·Σ (−1)^(j+1) z^(j−1)/(2j)!, j = 1..9 (remainder r²⁰/20! < 2⁻⁴⁸).
-  V ps = hn::Set(d, 1.0 / 355687428096000.0);  // 1/17!
-  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 1307674368000.0));
-  ps = hn::MulAdd(ps, z, hn::Set(d, 1.0 / 6227020800.0));
-  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 39916800.0));
-  ps = hn::MulAdd(ps, z, hn::Set(d, 1.0 / 362880.0));
-  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 5040.0));
-  ps = hn::MulAdd(ps, z, hn::Set(d, 1.0 / 120.0));
-  ps = hn::MulAdd(ps, z, hn::Set(d, -1.0 / 6.0));
+  // Near-minimax polynomials in z = r² on [0, 1.5708²] (tools/sincos_fit.py, Chebyshev fits in
+  // 50 digits): with these double coefficients sin r = r + r·z·S(z) is within 2⁻⁵⁰·² of sin and
+  // cos r = 1 − z·C(z) within 2⁻⁴⁶·⁸ of cos, with one and two terms fewer than the Taylor
+  // series they replace (2⁻⁴⁴·⁴ and 2⁻⁴⁸).
+  V ps = hn::Set(d, -7.408053788329884e-13);
+  ps = hn::MulAdd(ps, z, hn::Set(d, 1.6050972169402003e-10));
+  ps = hn::MulAdd(ps, z, hn::Set(d, -2.505197291965929e-08));
+  ps = hn::MulAdd(ps, z, hn::Set(d, 2.755731805566406e-06));
+  ps = hn::MulAdd(ps, z, hn::Set(d, -0.00019841269836468913));
+  ps = hn::MulAdd(ps, z, hn::Set(d, 0.008333333333325933));
+  ps = hn::MulAdd(ps, z, hn::Set(d, -0.1666666666666665));
   const V sin_r = hn::MulAdd(hn::Mul(r, z), ps, r);
-  V pc = hn::Set(d, 1.0 / 6402373705728000.0);  // 1/18!
-  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 20922789888000.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, 1.0 / 87178291200.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 479001600.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, 1.0 / 3628800.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 40320.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, 1.0 / 720.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, -1.0 / 24.0));
-  pc = hn::MulAdd(pc, z, hn::Set(d, 0.5));
+  V pc = hn::Set(d, 1.1064988652492443e-11);
+  pc = hn::MulAdd(pc, z, hn::Set(d, -2.086306791940313e-09));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 2.755708954746659e-07));
+  pc = hn::MulAdd(pc, z, hn::Set(d, -2.4801585321058696e-05));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 0.0013888888880751128));
+  pc = hn::MulAdd(pc, z, hn::Set(d, -0.04166666666654122));
+  pc = hn::MulAdd(pc, z, hn::Set(d, 0.49999999999999684));
   const V cos_r = hn::NegMulAdd(z, pc, hn::Set(d, 1.0));
-  // sin(r + kπ) = (−1)^k sin r, likewise cos. Adding 1.5·2⁵² puts k's low bit in the mantissa's.
+  // sin(r + kπ) = (−1)^k sin r, likewise cos.
   const hn::RebindToSigned<D> di;
-  const V sign = hn::BitCast(
-      d, hn::ShiftLeft<63>(hn::BitCast(di, hn::Add(k, hn::Set(d, 6755399441055744.0)))));
+  const V sign = hn::BitCast(d, hn::ShiftLeft<63>(hn::BitCast(di, shifted)));
   sin = hn::Xor(sin_r, sign);
   cos = hn::Xor(cos_r, sign);
 }

@@ -271,15 +271,15 @@ constexpr int64_t kAnchorEvery = 64;
 constexpr int64_t kRowsPerPass = 4;
 
 // Rows [begin, end) for out's dtype T. A row's sin/cos (double) is a fresh SinCos of its exact
-// angle (math-inl.h; off by less than 2⁻⁴⁴ plus a few roundings, say 2⁻⁴³·⁹) where a chain starts
+// angle (math-inl.h; off by less than 2⁻⁴⁶·⁸ plus a few roundings, say 2⁻⁴⁶·⁵) where a chain starts
 // (row index a multiple of kAnchorEvery, or a position not the previous one's + 1), else the
 // previous row's rotated by (cos ω, sin ω) as AngleWalker::Step does. Error budget, absolute:
 //   a step's values (sin ω, cos ω) are libm's (Angles::steps), off by < 2⁻⁵⁰ each, so a rotation
 //   by them moves the pair by ≤ √2·2⁻⁵⁰ = 2⁻⁴⁹·⁵, and its two roundings add ≤ 2⁻⁵²;
-//   kAnchorEvery − 1 = 63 steps: 63·(2⁻⁴⁹·⁵ + 2⁻⁵²) < 2⁻⁴³·², plus the anchor's 2⁻⁴³·⁹: < 2⁻⁴²·⁵.
-// That is < 2⁻¹⁹·⁵ ulp_f32(1) = 1.4·10⁻⁶ ulp_f32(1 + |x|) before the single rounding to out's
-// dtype (½ ulp): ≤ 0.500002 ulp_f32 in all for f32 (bound 1; sinusoidal_test checks ≤ 0.5001 at
-// the end of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 1.4·10⁻⁶ ulp_f32.
+//   kAnchorEvery − 1 = 63 steps: 63·(2⁻⁴⁹·⁵ + 2⁻⁵²) < 2⁻⁴³·², plus the anchor's 2⁻⁴⁶·⁵: < 2⁻⁴³.
+// That is < 2⁻²⁰ ulp_f32(1) < 10⁻⁶ ulp_f32(1 + |x|) before the single rounding to out's
+// dtype (½ ulp): ≤ 0.500001 ulp_f32 in all for f32 (bound 1; sinusoidal_test checks ≤ 0.5001 at
+// the end of full chains near 2²⁴), and bf16/f16 within ½ ulp of theirs + 10⁻⁶ ulp_f32.
 // A part that begins inside a chain replays it from the chain's start without writing, so every
 // row's values depend only on the positions and its index: bitwise identical for every thread
 // count. A table's chains run column block by column block (kBlock), an add's whole rows.
