@@ -102,7 +102,19 @@ const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& sc
 }
 
 const Angles& sinusoidal_angles(int64_t d, double base) {
-  return rope_angles(d, base, RopeScaling{});
+  // This thread's last (d, base) and the memo version it got: a repeat compares three numbers,
+  // not a fresh RopeScaling's every field (a twentieth of a one-token width-512 table).
+  thread_local struct {
+    int64_t d = -1;
+    double base = 0;
+    uint64_t version = 0;
+  } last;
+  const Memo& memo = this_thread_memo();
+  if (last.d == d && same_bits(last.base, base) && last.version == memo.version && memo.valid)
+    return memo.angles;
+  const Angles& angles = rope_angles(d, base, RopeScaling{});
+  last = {d, base, memo.version};
+  return angles;
 }
 
 void sincos_libm(double hi, double lo, double& sin, double& cos) {

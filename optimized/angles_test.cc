@@ -38,6 +38,24 @@ TEST(Angles, SplitFrequenciesGiveExactProductsUpTo2To24) {
   }
 }
 
+// sinusoidal_angles answers a repeat from its own last key, so it must notice every other change to
+// the thread's one memo: a rope call in between, another base (by one ulp), another width.
+TEST(Angles, SinusoidalAnglesFollowEveryChangeOfParameters) {
+  const auto expect_angles = [](const Angles& a, int64_t d, double base) {
+    ASSERT_EQ(a.count, d / 2);
+    for (int64_t i = 0; i < a.count; ++i)
+      ASSERT_EQ(a.hi[i] + a.lo[i], std::pow(base, -2.0 * static_cast<double>(i) / d)) << i;
+  };
+  expect_angles(sinusoidal_angles(64, 1e4), 64, 1e4);
+  expect_angles(sinusoidal_angles(64, 1e4), 64, 1e4);
+  rope_angles(128, 5e5, RopeScaling{});
+  expect_angles(sinusoidal_angles(64, 1e4), 64, 1e4);
+  const double next_base = std::nextafter(1e4, 2e4);
+  expect_angles(sinusoidal_angles(64, next_base), 64, next_base);
+  expect_angles(sinusoidal_angles(32, next_base), 32, next_base);
+  expect_angles(sinusoidal_angles(64, 1e4), 64, 1e4);
+}
+
 TEST(Angles, SinCosIsAccurateUpTo2To27Radians) {
   const hn::ScalableTag<double> d;
   const size_t N = hn::Lanes(d);

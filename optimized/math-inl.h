@@ -93,6 +93,30 @@ HWY_INLINE void AngleSinCos(D d, const Angles& angles, int64_t position, int64_t
   cos = hn::Load(d, c);
 }
 
+// f(i, sin, cos) for the vectors i = i0, i0 + Lanes(d), … < i0 + n of AngleSinCos, its range check
+// made once for the row: inside the loop it is reloaded per vector (any double store may alias
+// the angles), two scalar flops on the ports the polynomials need.
+template <class D, class F>
+HWY_INLINE void ForEachAngleSinCos(D d, const Angles& angles, int64_t position, int64_t i0,
+                                   int64_t n, const F& f) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  hn::VFromD<D> sin, cos;
+  if (HWY_LIKELY(angles.vector_range(position))) {
+    const auto vp = hn::Set(d, static_cast<double>(position));
+    const double* hi = angles.hi.data();
+    const double* lo = angles.lo.data();
+    for (int64_t i = i0; i < i0 + n; i += N) {
+      SinCos(d, hn::Mul(vp, hn::LoadU(d, hi + i)), hn::Mul(vp, hn::LoadU(d, lo + i)), sin, cos);
+      f(i, sin, cos);
+    }
+    return;
+  }
+  for (int64_t i = i0; i < i0 + n; i += N) {
+    AngleSinCos(d, angles, position, i, sin, cos);
+    f(i, sin, cos);
+  }
+}
+
 // sin and cos (double) of position·ω_i for every angle i < angles.padded(), item after item. A
 // fresh sin/cos costs about forty flops per angle; an item whose position is the previous item's +
 // 1 instead rotates the previous values by (cos ω_i, sin ω_i): four flops, and an error of a few

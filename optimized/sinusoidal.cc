@@ -287,6 +287,7 @@ template <class T>
 void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64_t end) {
   const hn::ScalableTag<double> dd;
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  constexpr bool kF32Vectors = sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR;  // EmitF32's rows
   const int64_t half = call.out.shape[1] / 2;
   const int64_t count = (half + N - 1) / N * N;  // angles computed: whole vectors
   const bool stream = StreamRows(call.out);
@@ -308,16 +309,30 @@ void Rows(const SinusoidalCall& call, const Angles& angles, int64_t begin, int64
     int64_t last = t + 1;  // one past its end, within this part
     while (last < end && chains(last)) ++last;
     const int64_t p = call.position(first);
+    // A row of its own (one token, or a position not following the previous one's) at unit
+    // stride in f32 converts its whole vectors as they are made, not through s and c.
+    const bool lone = kF32Vectors && last - first == 1 && f32_pass;
+    float* lone_out = lone ? call.out.as<float>() + call.out.offset(t) : nullptr;
+    const float* lone_x = lone && call.x ? call.x->as<float>() + call.x->offset(t) : nullptr;
     for (int64_t i0 = 0; i0 < count; i0 += block) {
       const int64_t n = std::min(block, count - i0);
-      for (int64_t i = 0; i < n; i += N) {
-        hn::Vec<decltype(dd)> sv, cv;
-        AngleSinCos(dd, angles, p, i0 + i, sv, cv);
-        hn::Store(sv, dd, s + i);
-        hn::Store(cv, dd, c + i);
+      const int64_t emitted = lone ? std::clamp(half / N * N, i0, i0 + n) : i0;  // angles done
+      ForEachAngleSinCos(dd, angles, p, i0, n, [&](int64_t i, auto sv, auto cv) {
+        if constexpr (kF32Vectors) {
+          if (i < emitted) {
+            return EmitF32(dd, sv, cv, lone_x ? lone_x + 2 * i : nullptr, lone_out + 2 * i, stream);
+          }
+        }
+        hn::Store(sv, dd, s + (i - i0));
+        hn::Store(cv, dd, c + (i - i0));
+      });
+      if (lone) {  // its tail
+        EmitBlock<T>(call, t, half, emitted, i0 + n - emitted, s + (emitted - i0),
+                     c + (emitted - i0), xf, stream);
+        continue;
       }
       for (int64_t item = first; item < last; ++item) {
-        if constexpr (sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR) {
+        if constexpr (kF32Vectors) {
           if (item > first && item >= t && last - item >= kRowsPerPass && f32_pass &&
               i0 + n <= half) {
             float* o[kRowsPerPass];
