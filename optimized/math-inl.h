@@ -167,24 +167,19 @@ class AngleWalker {
   }
 
   void Fresh(int64_t p) {
-    const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
-    for (int64_t i = 0; i < count_; i += N) {
-      hn::VFromD<D> s, c;
-      AngleSinCos(d_, angles_, p, i, s, c);
+    ForEachAngleSinCos(d_, angles_, p, 0, count_, [&](int64_t i, auto s, auto c) {
       hn::Store(s, d_, sin_ + i);
       hn::Store(c, d_, cos_ + i);
-    }
+    });
   }
 
   void Step() {
     const int64_t N = static_cast<int64_t>(hn::Lanes(d_));
     if (!have_step_) {  // (cos ω, sin ω): position 1
-      for (int64_t i = 0; i < count_; i += N) {
-        hn::VFromD<D> s, c;
-        AngleSinCos(d_, angles_, 1, i, s, c);
+      ForEachAngleSinCos(d_, angles_, 1, 0, count_, [&](int64_t i, auto s, auto c) {
         hn::Store(s, d_, step_sin_ + i);
         hn::Store(c, d_, step_cos_ + i);
-      }
+      });
       have_step_ = true;
     }
     for (int64_t i = 0; i < count_; i += N) {
