@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <numbers>
 
 namespace posenc::optimized {
 
@@ -17,6 +18,7 @@ Angles split(const Frequencies& f) {
   const int64_t padded = (a.count + kAnglePad - 1) / kAnglePad * kAnglePad;
   a.hi.assign(padded, 0.0);
   a.lo.assign(padded, 0.0);
+  a.over_pi.assign(padded, 0.0);
   for (int64_t i = 0; i < a.count; ++i) {
     const double omega = f.inv_freq[i];
     // Clear the low 26 of the 52 stored mantissa bits: hi keeps 27 significant bits.
@@ -24,6 +26,7 @@ Angles split(const Frequencies& f) {
         std::bit_cast<double>(std::bit_cast<uint64_t>(omega) & ~((uint64_t{1} << 26) - 1));
     a.hi[i] = hi;
     a.lo[i] = omega - hi;  // exact: the cleared bits
+    a.over_pi[i] = omega / std::numbers::pi;
     a.max_omega = std::max(a.max_omega, omega);
     a.tiny_omega = a.tiny_omega || a.hi[i] + a.lo[i] < 0x1p-60;
   }

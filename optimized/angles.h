@@ -24,6 +24,7 @@ inline constexpr int64_t kAnglePad = 16;
 struct Angles {
   int64_t count = 0;           // frequencies
   std::vector<double> hi, lo;  // ω = hi + lo, padded with zeros to a multiple of kAnglePad
+  std::vector<double> over_pi;  // ω/π rounded, padded alike: p·ω/π to within 2⁻²⁶ below 2²⁷ rad
   double max_omega = 0;
   bool tiny_omega = false;  // some ω = hi + lo below 2⁻⁶⁰ (rope guards its outputs then)
   double attention_factor = 1;

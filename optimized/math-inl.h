@@ -27,23 +27,23 @@ HWY_BEFORE_NAMESPACE();
 namespace posenc::optimized::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// sin θ and cos θ for double lanes θ = hi + lo, 0 ≤ θ ≤ kMaxVectorAngle, |lo| small next to a turn
-// or hi + lo already rounded (the exact product pair from Angles is either).
+// 1.5·2⁵²: adding it to x ≤ 2⁵¹ rounds x to an integer k (ties to even) and leaves k's low bit in
+// the sum's lowest mantissa bit.
+inline constexpr double kRoundingShift = 6755399441055744.0;
+
+// sin θ and cos θ for double lanes θ = hi + lo, 0 ≤ θ ≤ kMaxVectorAngle, given
+// shifted = kRoundingShift + k for an integer k within 2⁻²⁶ of rounding θ/π (SinCos below, or a
+// caller's own p·(ω/π)): |θ − kπ| ≤ π/2 + 10⁻⁷, inside the polynomials' [0, 1.5708].
 template <class D, class V = hn::VFromD<D>>
-HWY_INLINE void SinCos(D d, V hi, V lo, V& sin, V& cos) {
-  // k = round(θ/π) < 2²⁵ and π₁ has 25 significant bits, so k·π₁ is exact and so is hi − k·π₁
-  // (Sterbenz); π₂ = π − π₁ to double precision, its error (~10⁻²⁴) times k is below 2⁻⁵⁶.
-  // Adding 1.5·2⁵² rounds θ/π to the integer k in the same multiply-add and leaves k's low bit
-  // in the mantissa's (k is off by one from round(θ/π) at most where θ/π is within 2⁻²⁷ of a
-  // half, so |r| ≤ π/2 + 10⁻⁷, inside the polynomials' [0, 1.5708]).
+HWY_INLINE void SinCosShifted(D d, V hi, V lo, V shifted, V& sin, V& cos) {
+  // k < 2²⁵ and π₁ has 25 significant bits, so k·π₁ is exact and so is hi − k·π₁ (Sterbenz);
+  // π₂ = π − π₁ to double precision, its error (~10⁻²⁴) times k is below 2⁻⁵⁶. The two halves,
+  // hi − k·π₁ and lo − k·π₂, in parallel: a shorter dependent chain than one after the other.
   constexpr double kPi1 = 3.1415926218032836914;   // 0x1.921fb5p+1
   constexpr double kPi2 = 3.1786509547056390e-08;  // (π − π₁) rounded
-  constexpr double kShift = 6755399441055744.0;    // 1.5·2⁵²
-  const V shifted =
-      hn::MulAdd(hn::Add(hi, lo), hn::Set(d, 0.31830988618379067154), hn::Set(d, kShift));
-  const V k = hn::Sub(shifted, hn::Set(d, kShift));
-  V r = hn::NegMulAdd(k, hn::Set(d, kPi1), hi);
-  r = hn::Add(hn::NegMulAdd(k, hn::Set(d, kPi2), r), lo);  // r in [−π/2, π/2]
+  const V k = hn::Sub(shifted, hn::Set(d, kRoundingShift));
+  const V r = hn::Add(hn::NegMulAdd(k, hn::Set(d, kPi1), hi),
+                      hn::NegMulAdd(k, hn::Set(d, kPi2), lo));  // r in [−π/2, π/2]
   const V z = hn::Mul(r, r);
   // Near-minimax polynomials in z = r² on [0, 1.5708²] (tools/sincos_fit.py, Chebyshev fits in
   // 50 digits): with these double coefficients sin r = r + r·z·S(z) is within 2⁻⁵⁰·² of sin and
@@ -70,6 +70,18 @@ HWY_INLINE void SinCos(D d, V hi, V lo, V& sin, V& cos) {
   const V sign = hn::BitCast(d, hn::ShiftLeft<63>(hn::BitCast(di, shifted)));
   sin = hn::Xor(sin_r, sign);
   cos = hn::Xor(cos_r, sign);
+}
+
+// sin θ and cos θ for double lanes θ = hi + lo, 0 ≤ θ ≤ kMaxVectorAngle, |lo| small next to a turn
+// or hi + lo already rounded (the exact product pair from Angles is either): k from θ/π rounded in
+// the same multiply-add that adds the shift (off by one at most where θ/π is within 2⁻²⁷ of a
+// half).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE void SinCos(D d, V hi, V lo, V& sin, V& cos) {
+  SinCosShifted(
+      d, hi, lo,
+      hn::MulAdd(hn::Add(hi, lo), hn::Set(d, 0.31830988618379067154), hn::Set(d, kRoundingShift)),
+      sin, cos);
 }
 
 // sin and cos of θ_i = position·ω_i for lanes i..i+Lanes(d) of `angles` (i a multiple of the lane
@@ -105,8 +117,12 @@ HWY_INLINE void ForEachAngleSinCos(D d, const Angles& angles, int64_t position, 
     const auto vp = hn::Set(d, static_cast<double>(position));
     const double* hi = angles.hi.data();
     const double* lo = angles.lo.data();
+    const double* over_pi = angles.over_pi.data();
     for (int64_t i = i0; i < i0 + n; i += N) {
-      SinCos(d, hn::Mul(vp, hn::LoadU(d, hi + i)), hn::Mul(vp, hn::LoadU(d, lo + i)), sin, cos);
+      // k from p·(ω/π): one multiply-add ahead of the products, not after their sum.
+      SinCosShifted(d, hn::Mul(vp, hn::LoadU(d, hi + i)), hn::Mul(vp, hn::LoadU(d, lo + i)),
+                    hn::MulAdd(vp, hn::LoadU(d, over_pi + i), hn::Set(d, kRoundingShift)), sin,
+                    cos);
       f(i, sin, cos);
     }
     return;

@@ -121,6 +121,7 @@ void run_vision_rope(const VisionRopeCall& call, VisionRopeRowsFn* rows) {
     const int64_t k = vision_rope_frequency(call.convention, call.rotary_dim, i);
     pairs.hi[i] = rope_omegas.hi[k];
     pairs.lo[i] = rope_omegas.lo[k];
+    pairs.over_pi[i] = rope_omegas.over_pi[k];
     axes[i] = vision_rope_axis(call.axis_order, call.rotary_dim, i);
   }
   run_table_rope(
