@@ -64,7 +64,7 @@ TEST(Angles, SinCosIsAccurateUpTo2To27Radians) {
   double worst = 0;
   for (int round = 0; round < 20000; ++round) {
     for (size_t lane = 0; lane < N; ++lane) {
-      // An exact product pair p·ω_hi, p·ω_lo, as AngleSinCos makes them.
+      // An exact product pair p·ω_hi, p·ω_lo, as ForEachAngleSinCos makes them.
       const double omega = std::uniform_real_distribution<double>(0, 8)(rng);
       const double omega_hi = std::ldexp(std::round(std::ldexp(omega, 24)), -24);
       const double p =
@@ -85,6 +85,29 @@ TEST(Angles, SinCosIsAccurateUpTo2To27Radians) {
   // long double's own angle reduction is good to about 2⁻⁶⁴·θ ≈ 2⁻³⁷ at θ = 2²⁷; ours is within it.
   EXPECT_LE(worst, std::ldexp(1.0, -36)) << "worst " << worst;
   std::printf("SinCos worst absolute error vs long double: 2^%.1f\n", std::log2(worst));
+}
+
+// Past kMaxVectorAngle (ω up to 1/base = 100 here, so θ up to 2³⁰·⁴ at 2²⁴) each lane is libm's:
+// every lane's sin and cos against long double, whose θ = p·hi + p·lo is good to 2⁻³² there.
+TEST(Angles, ForEachAngleSinCosPastTheVectorRange) {
+  const hn::ScalableTag<double> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const Angles& angles = rope_angles(64, 0.01, RopeScaling{});
+  for (int64_t p : {kMaxPosition, kMaxPosition - 12345}) {
+    ASSERT_FALSE(angles.vector_range(p));
+    std::vector<double> s(angles.padded()), c(angles.padded());
+    ForEachAngleSinCos(d, angles, p, 0, angles.padded(), [&](int64_t i, auto vs, auto vc) {
+      hn::StoreU(vs, d, s.data() + i);
+      hn::StoreU(vc, d, c.data() + i);
+    });
+    ASSERT_EQ(angles.padded() % N, 0);
+    for (int64_t i = 0; i < angles.padded(); ++i) {
+      const double pd = static_cast<double>(p);
+      const long double angle = static_cast<long double>(pd * angles.hi[i]) + pd * angles.lo[i];
+      EXPECT_NEAR(s[i], sinl(angle), 0x1p-30) << "p=" << p << " i=" << i;
+      EXPECT_NEAR(c[i], cosl(angle), 0x1p-30) << "p=" << p << " i=" << i;
+    }
+  }
 }
 
 // Below 4π long double is exact to 2⁻⁶², so this sees the polynomials' own error (2⁻⁴⁶·⁸ for cos,

@@ -84,42 +84,24 @@ HWY_INLINE void SinCos(D d, V hi, V lo, V& sin, V& cos) {
       sin, cos);
 }
 
-// sin and cos of θ_i = position·ω_i for lanes i..i+Lanes(d) of `angles` (i a multiple of the lane
-// count, within angles.padded()). Exact angles; libm past kMaxVectorAngle.
-template <class D, class V = hn::VFromD<D>>
-HWY_INLINE void AngleSinCos(D d, const Angles& angles, int64_t position, int64_t i, V& sin,
-                            V& cos) {
-  const double p = static_cast<double>(position);
-  if (HWY_LIKELY(angles.vector_range(position))) {
-    const V vp = hn::Set(d, p);
-    SinCos(d, hn::Mul(vp, hn::LoadU(d, angles.hi.data() + i)),
-           hn::Mul(vp, hn::LoadU(d, angles.lo.data() + i)), sin, cos);
-    return;
-  }
-  constexpr size_t kMax = hn::MaxLanes(D());
-  HWY_ALIGN double s[kMax], c[kMax];
-  for (size_t lane = 0; lane < hn::Lanes(d); ++lane) {
-    sincos_libm(p * angles.hi[i + lane], p * angles.lo[i + lane], s[lane], c[lane]);
-  }
-  sin = hn::Load(d, s);
-  cos = hn::Load(d, c);
-}
-
-// f(i, sin, cos) for the vectors i = i0, i0 + Lanes(d), … < i0 + n of AngleSinCos, its range check
-// made once for the row: inside the loop it is reloaded per vector (any double store may alias
-// the angles), two scalar flops on the ports the polynomials need.
+// f(i, sin, cos) with sin and cos of θ_j = position·ω_j in the lanes j of the vectors i = i0,
+// i0 + Lanes(d), … < i0 + n (i0 a multiple of the lane count, within angles.padded()): exact
+// angles, libm past kMaxVectorAngle. The range check is made once for the row: inside the loop it
+// is reloaded per vector (any double store may alias the angles), two scalar flops on the ports
+// the polynomials need.
 template <class D, class F>
 HWY_INLINE void ForEachAngleSinCos(D d, const Angles& angles, int64_t position, int64_t i0,
                                    int64_t n, const F& f) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  hn::VFromD<D> sin, cos;
+  const double p = static_cast<double>(position);
   if (HWY_LIKELY(angles.vector_range(position))) {
-    const auto vp = hn::Set(d, static_cast<double>(position));
+    const auto vp = hn::Set(d, p);
     const double* hi = angles.hi.data();
     const double* lo = angles.lo.data();
     const double* over_pi = angles.over_pi.data();
     for (int64_t i = i0; i < i0 + n; i += N) {
       // k from p·(ω/π): one multiply-add ahead of the products, not after their sum.
+      hn::VFromD<D> sin, cos;
       SinCosShifted(d, hn::Mul(vp, hn::LoadU(d, hi + i)), hn::Mul(vp, hn::LoadU(d, lo + i)),
                     hn::MulAdd(vp, hn::LoadU(d, over_pi + i), hn::Set(d, kRoundingShift)), sin,
                     cos);
@@ -127,9 +109,11 @@ HWY_INLINE void ForEachAngleSinCos(D d, const Angles& angles, int64_t position, 
     }
     return;
   }
+  HWY_ALIGN double s[hn::MaxLanes(D())], c[hn::MaxLanes(D())];
   for (int64_t i = i0; i < i0 + n; i += N) {
-    AngleSinCos(d, angles, position, i, sin, cos);
-    f(i, sin, cos);
+    for (int64_t lane = 0; lane < N; ++lane)
+      sincos_libm(p * angles.hi[i + lane], p * angles.lo[i + lane], s[lane], c[lane]);
+    f(i, hn::Load(d, s), hn::Load(d, c));
   }
 }
 
