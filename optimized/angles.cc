@@ -94,29 +94,40 @@ const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& sc
   return memo.angles;
 }
 
+namespace {
+
+// This thread's memo's angles if it still holds what `ticket` saw it return, else null. A version
+// names one memo's one computation, so matching it is matching this memo's contents.
+const Angles* held(const AnglesTicket& ticket) {
+  const Memo& memo = this_thread_memo();
+  return ticket.version == memo.version && memo.valid ? &memo.angles : nullptr;
+}
+
+}  // namespace
+
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling,
                           AnglesTicket& ticket) {
-  const Memo& memo = this_thread_memo();
-  // A version names one memo's one computation, so matching it is matching this memo's contents.
-  if (ticket.version == memo.version && memo.valid) return memo.angles;
+  if (const Angles* angles = held(ticket)) return *angles;
   const Angles& angles = rope_angles(rotary_dim, base, scaling);
-  ticket.version = memo.version;
+  ticket.version = this_thread_memo().version;
   return angles;
 }
 
 const Angles& sinusoidal_angles(int64_t d, double base) {
-  // This thread's last (d, base) and the memo version it got: a repeat compares three numbers,
-  // not a fresh RopeScaling's every field (a twentieth of a one-token width-512 table).
+  // This thread's last (d, base) and its ticket: a repeat compares three numbers, not a fresh
+  // RopeScaling's every field (a twentieth of a one-token width-512 table).
   thread_local struct {
     int64_t d = -1;
     double base = 0;
-    uint64_t version = 0;
+    AnglesTicket ticket;
   } last;
-  const Memo& memo = this_thread_memo();
-  if (last.d == d && same_bits(last.base, base) && last.version == memo.version && memo.valid)
-    return memo.angles;
-  const Angles& angles = rope_angles(d, base, RopeScaling{});
-  last = {d, base, memo.version};
+  if (last.d == d && same_bits(last.base, base)) {
+    if (const Angles* angles = held(last.ticket)) return *angles;
+  }
+  last = {};  // matches nothing, even if computing throws
+  const Angles& angles = rope_angles(d, base, RopeScaling{}, last.ticket);
+  last.d = d;
+  last.base = base;
   return angles;
 }
 
