@@ -61,6 +61,16 @@ HWY_INLINE hn::Vec512<float> Interleave8(__m256 a, __m256 b) {
 #define POSENC_SINUSOIDAL_AVX512 0
 #endif
 
+// v at p, non-temporal when `stream` and p is aligned to the whole vector (Stream requires it).
+template <class D>
+HWY_INLINE void StoreRowVector(hn::VFromD<D> v, D d, hn::TFromD<D>* p, bool stream) {
+  if (stream && reinterpret_cast<uintptr_t>(p) % (hn::Lanes(d) * sizeof(hn::TFromD<D>)) == 0) {
+    hn::Stream(v, d, p);
+  } else {
+    hn::StoreU(v, d, p);
+  }
+}
+
 // Stores sin lanes a and cos lanes b interleaved, a0 b0 a1 b1 ..., at o (2·Lanes elements, f32
 // lanes) in one store, non-temporal when `stream` and o is aligned.
 template <class V, class L>
@@ -73,11 +83,7 @@ HWY_INLINE void StorePairs(V a, V b, L* o, bool stream) {
   static_assert(sizeof(a.raw) == 32 && std::is_same_v<hn::TFromV<V>, float>);
   const auto pairs = Interleave8(a.raw, b.raw);
   const hn::Full512<L> dl;
-  if (stream && reinterpret_cast<uintptr_t>(o) % 64 == 0) {
-    hn::Stream(hn::BitCast(dl, pairs), dl, o);
-  } else {
-    hn::StoreU(hn::BitCast(dl, pairs), dl, o);
-  }
+  StoreRowVector(hn::BitCast(dl, pairs), dl, o, stream);
 #else
   // a and b side by side in one vector twice as wide, then one lane permutation: lane 2k takes
   // a's lane k, lane 2k + 1 b's. Two shuffles; widening each pair into one 64-bit lane took two
@@ -90,12 +96,7 @@ HWY_INLINE void StorePairs(V a, V b, L* o, bool stream) {
                                     hn::VecFromMask(di2, hn::TestBit(lane, hn::Set(di2, 1)))));
   const auto pairs = hn::TableLookupLanes(hn::Combine(d2, b, a), hn::IndicesFromVec(d2, from));
   const hn::Repartition<L, decltype(d2)> dl;
-  const size_t bytes = hn::Lanes(dl) * sizeof(L);
-  if (stream && reinterpret_cast<uintptr_t>(o) % bytes == 0) {
-    hn::Stream(hn::BitCast(dl, pairs), dl, o);
-  } else {
-    hn::StoreU(hn::BitCast(dl, pairs), dl, o);
-  }
+  StoreRowVector(hn::BitCast(dl, pairs), dl, o, stream);
 #endif
 }
 
@@ -211,12 +212,7 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
         const auto bits =
             lowp::Bits16<T>(d16, Interleave8(lowp::DemoteToF32RoundToOdd(df, sv).raw,
                                              lowp::DemoteToF32RoundToOdd(df, cv).raw));
-        const hn::Rebind<uint16_t, decltype(d16)> dl;
-        if (stream && reinterpret_cast<uintptr_t>(o + 2 * j) % 32 == 0) {
-          hn::Stream(bits, dl, o + 2 * j);
-        } else {
-          hn::StoreU(bits, dl, o + 2 * j);
-        }
+        StoreRowVector(bits, hn::Rebind<uint16_t, decltype(d16)>(), o + 2 * j, stream);
 #else
 #if HWY_TARGET == HWY_SCALAR
         const bool all_fast = false;
@@ -232,11 +228,7 @@ HWY_INLINE void EmitBlock(const SinusoidalCall& call, int64_t t, int64_t half, i
           const hn::Repartition<uint16_t, decltype(du32)> dl;
           const auto pairs =
               hn::BitCast(dl, hn::TruncateTo(du32, hn::Or(bits_s, hn::ShiftLeft<16>(bits_c))));
-          if (stream && reinterpret_cast<uintptr_t>(o + 2 * j) % (2 * N * sizeof(uint16_t)) == 0) {
-            hn::Stream(pairs, dl, o + 2 * j);
-          } else {
-            hn::StoreU(pairs, dl, o + 2 * j);
-          }
+          StoreRowVector(pairs, dl, o + 2 * j, stream);
 #endif
         } else {  // zero, tiny, huge, ∞ or NaN lanes (and SCALAR): one lane at a time
           HWY_ALIGN double ws[hn::MaxLanes(dd)], wc[hn::MaxLanes(dd)];
