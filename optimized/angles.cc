@@ -10,9 +10,7 @@
 
 namespace posenc::optimized {
 
-namespace {
-
-Angles split(const Frequencies& f) {
+Angles split_angles(const Frequencies& f) {
   Angles a;
   a.count = static_cast<int64_t>(f.inv_freq.size());
   const int64_t padded = (a.count + kAnglePad - 1) / kAnglePad * kAnglePad;
@@ -33,6 +31,8 @@ Angles split(const Frequencies& f) {
   a.attention_factor = f.attention_factor;
   return a;
 }
+
+namespace {
 
 bool same_bits(double a, double b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
@@ -84,7 +84,7 @@ const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& sc
     // never matches that thread's tickets.
     static std::atomic<uint64_t> next_version{1};
     memo.valid = false;  // stays invalid if computing throws
-    memo.angles = split(compute_frequencies(rotary_dim, base, scaling));
+    memo.angles = split_angles(compute_frequencies(rotary_dim, base, scaling));
     memo.rotary_dim = rotary_dim;
     memo.base = base;
     memo.scaling = scaling;

@@ -56,6 +56,9 @@ struct Frequencies {
 };
 Frequencies compute_frequencies(int64_t rotary_dim, double base, const RopeScaling& scaling);
 
+// The split angles of any frequencies, with empty per-position memos (no fresh position, no steps).
+Angles split_angles(const Frequencies& f);
+
 // The split angles of the rope frequencies, and of the sinusoidal ones (ω_i = base^(−2i/d), the
 // unscaled rope frequencies). Memoized: each thread keeps its last request, so a kernel called
 // again with the same parameters skips the pow calls. The reference stays valid until this thread

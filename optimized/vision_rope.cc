@@ -113,17 +113,17 @@ void run_vision_rope(const VisionRopeCall& call, VisionRopeRowsFn* rows) {
   call.validate();
   const int64_t tokens = call.q.shape[0], half = call.rotary_dim / 2;
   if (tokens == 0) return;
-  // rope's split ω_k of dim d, gathered into pair order (zero padding kept).
+  // rope's ω_k of dim d (memoized), gathered into pair order and split again: the same hi, lo and
+  // ω/π bits, and none of rope's per-position memos, which follow rope's order, not the pairs'.
   const Angles& rope_omegas = rope_angles(call.rotary_dim, call.base, RopeScaling{});
-  Angles pairs = rope_omegas;
+  Frequencies gathered{std::vector<double>(half), rope_omegas.attention_factor};
   std::vector<int> axes(half);
   for (int64_t i = 0; i < half; ++i) {
     const int64_t k = vision_rope_frequency(call.convention, call.rotary_dim, i);
-    pairs.hi[i] = rope_omegas.hi[k];
-    pairs.lo[i] = rope_omegas.lo[k];
-    pairs.over_pi[i] = rope_omegas.over_pi[k];
+    gathered.inv_freq[i] = rope_omegas.hi[k] + rope_omegas.lo[k];  // exact: ω itself
     axes[i] = vision_rope_axis(call.axis_order, call.rotary_dim, i);
   }
+  const Angles pairs = split_angles(gathered);
   run_table_rope(
       as_rope(call, Tensor{}), pairs.padded(),
       [&](float* cos, float* sin, int64_t begin, int64_t end) {
