@@ -110,35 +110,6 @@ TEST(Angles, ForEachAngleSinCosPastTheVectorRange) {
   }
 }
 
-// Below 4π long double is exact to 2⁻⁶², so this sees the polynomials' own error (2⁻⁴⁶·⁸ for cos,
-// 2⁻⁵⁰·² for sin, math-inl.h) plus the roundings, across every reduced r in [−π/2, π/2]: dense
-// angles and the ones just past each multiple of π/2, where |r| is largest.
-TEST(Angles, SinCosPolynomialsAreWithin2ToMinus46) {
-  const hn::ScalableTag<double> d;
-  const size_t N = hn::Lanes(d);
-  std::vector<double> angles;
-  for (int i = 0; i <= 1 << 16; ++i) angles.push_back(4 * M_PI * i / (1 << 16));
-  for (int q = 1; q < 8; ++q) {
-    for (double eps : {-1e-9, -1e-12, 0.0, 1e-12, 1e-9}) angles.push_back(q * M_PI_2 + eps);
-  }
-  while (angles.size() % N != 0) angles.push_back(0);
-  std::vector<double> s(N), c(N);
-  double worst = 0;
-  for (size_t i = 0; i < angles.size(); i += N) {
-    hn::Vec<decltype(d)> vs, vc;
-    SinCos(d, hn::LoadU(d, angles.data() + i), hn::Zero(d), vs, vc);
-    hn::StoreU(vs, d, s.data());
-    hn::StoreU(vc, d, c.data());
-    for (size_t lane = 0; lane < N; ++lane) {
-      const long double angle = angles[i + lane];
-      worst = std::max(worst, static_cast<double>(std::fabs(s[lane] - sinl(angle))));
-      worst = std::max(worst, static_cast<double>(std::fabs(c[lane] - cosl(angle))));
-    }
-  }
-  std::printf("SinCos worst absolute error below 4 pi: 2^%.2f\n", std::log2(worst));
-  EXPECT_LE(worst, std::ldexp(1.0, -46)) << "worst " << worst;
-}
-
 // Positions with consecutive runs and breaks.
 std::vector<int64_t> packed_positions(int64_t n) {
   std::vector<int64_t> p(n);

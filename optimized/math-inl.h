@@ -5,8 +5,8 @@
 // hwy/contrib/math's Sin and Cos (Highway 1.0.3) are documented for |x| ≤ 39000 only; rope needs
 // angles up to 2²⁴ rad, so this file reduces θ modulo π itself (Cody–Waite with a 25-bit π₁, exact
 // because k < 2²⁵) and evaluates near-minimax polynomials on [−π/2, π/2] (within 2⁻⁴⁶·⁸;
-// angles_test checks that below 4π, and the whole against long double to that one's own 2⁻³⁷
-// resolution at 2²⁷ rad).
+// sincos_test checks that below 4π on every target, angles_test the whole against long double to
+// that one's own 2⁻³⁷ resolution at 2²⁷ rad).
 
 #if defined(POSENC_OPTIMIZED_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POSENC_OPTIMIZED_MATH_INL_H_
