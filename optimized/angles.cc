@@ -74,6 +74,13 @@ Memo& this_thread_memo() {
   return memo;
 }
 
+// This thread's memo's angles if it still holds what `ticket` saw it return, else null. A version
+// names one memo's one computation, so matching it is matching this memo's contents.
+const Angles* held(const AnglesTicket& ticket) {
+  const Memo& memo = this_thread_memo();
+  return ticket.version == memo.version && memo.valid ? &memo.angles : nullptr;
+}
+
 }  // namespace
 
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling) {
@@ -93,17 +100,6 @@ const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& sc
   }
   return memo.angles;
 }
-
-namespace {
-
-// This thread's memo's angles if it still holds what `ticket` saw it return, else null. A version
-// names one memo's one computation, so matching it is matching this memo's contents.
-const Angles* held(const AnglesTicket& ticket) {
-  const Memo& memo = this_thread_memo();
-  return ticket.version == memo.version && memo.valid ? &memo.angles : nullptr;
-}
-
-}  // namespace
 
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling,
                           AnglesTicket& ticket) {

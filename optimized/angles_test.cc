@@ -95,12 +95,12 @@ TEST(Angles, ForEachAngleSinCosPastTheVectorRange) {
   const Angles& angles = rope_angles(64, 0.01, RopeScaling{});
   for (int64_t p : {kMaxPosition, kMaxPosition - 12345}) {
     ASSERT_FALSE(angles.vector_range(p));
+    ASSERT_EQ(angles.padded() % N, 0);
     std::vector<double> s(angles.padded()), c(angles.padded());
     ForEachAngleSinCos(d, angles, p, 0, angles.padded(), [&](int64_t i, auto vs, auto vc) {
       hn::StoreU(vs, d, s.data() + i);
       hn::StoreU(vc, d, c.data() + i);
     });
-    ASSERT_EQ(angles.padded() % N, 0);
     for (int64_t i = 0; i < angles.padded(); ++i) {
       const double pd = static_cast<double>(p);
       const long double angle = static_cast<long double>(pd * angles.hi[i]) + pd * angles.lo[i];
