@@ -860,62 +860,95 @@ struct RopeStepState {
   }
 };
 
-// Whether two calls have the same views (addresses, dtypes, shapes, strides) and the same
-// parameters, bit for bit: validate() then gives both the same verdict, bar the positions' values.
-bool same_structure(const RopeCall& a, const RopeCall& b) {
+// Nonzero unless views x (kept) and y have the same address, dtype, and rank `Rank`, the one
+// validate() requires of this view, with the same sizes and strides. Branch-free, at the ranks
+// validate() fixes: a branch per field and rank made run()'s check half again as slow (RESULTS).
+template <int Rank>
+uint64_t view_diff(const Tensor& x, const Tensor& y) {
+  uint64_t diff = (reinterpret_cast<uintptr_t>(x.data) ^ reinterpret_cast<uintptr_t>(y.data)) |
+                  static_cast<uint64_t>(x.dtype != y.dtype) |
+                  static_cast<uint64_t>(x.rank != Rank) | static_cast<uint64_t>(y.rank != Rank);
+  for (int d = 0; d < Rank; ++d)
+    diff |= static_cast<uint64_t>((x.shape[d] ^ y.shape[d]) | (x.strides[d] ^ y.strides[d]));
+  return diff;
+}
+template <int Rank>
+uint64_t view_diff(const std::optional<Tensor>& x, const std::optional<Tensor>& y) {
+  if (x.has_value() != y.has_value()) return 1;
+  return x ? view_diff<Rank>(*x, *y) : 0;
+}
+
+// Whether `call` has the same views (addresses, dtypes, shapes, strides) as `kept`, a call that
+// passed validate(), and the same parameters bit for bit, those validate() and the kernel read:
+// then validate() gives both the same verdict, bar the positions' values. A cached call reads
+// neither base nor scaling. A view of another rank than validate() requires differs.
+bool same_structure(const RopeCall& kept, const RopeCall& call) {
   static_assert(sizeof(RopeCall) == 784 && sizeof(RopeScaling) == 160,
                 "a field was added to RopeCall or RopeScaling: compare it here");
-  static constexpr auto kViews = RopeCall::view_table();  // not copied to the stack per call
-  for (const auto& field : kViews) {
-    const Tensor *x = field.in(a), *y = field.in(b);
-    if (x == nullptr || y == nullptr) {
-      if (x != y) return false;
-      continue;
-    }
-    if (x->data != y->data || x->dtype != y->dtype || x->rank != y->rank) return false;
-    for (int d = 0; d < x->rank; ++d)  // not memcmp over kMaxRank: a decode call's cost
-      if (x->shape[d] != y->shape[d] || x->strides[d] != y->strides[d]) return false;
-  }
+  const RopeCall &a = kept, &b = call;
   const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
+  const uint64_t views = view_diff<3>(a.q, b.q) | view_diff<3>(a.q_out, b.q_out) |
+                         view_diff<1>(a.positions, b.positions) | view_diff<3>(a.k, b.k) |
+                         view_diff<3>(a.k_out, b.k_out) | view_diff<2>(a.cos, b.cos) |
+                         view_diff<2>(a.sin, b.sin);
+  const uint64_t parameters = static_cast<uint64_t>(a.rotary_dim ^ b.rotary_dim) |
+                              static_cast<uint64_t>(a.layout != b.layout) |
+                              static_cast<uint64_t>(a.inverse != b.inverse) |
+                              static_cast<uint64_t>(a.threads ^ b.threads);
+  if ((views | parameters) != 0) return false;
+  if (a.cached()) return true;
+  const RopeScaling &s = a.scaling, &t = b.scaling;
+  const uint64_t scaling =
+      (bits(a.base) ^ bits(b.base)) | static_cast<uint64_t>(s.kind != t.kind) |
+      (bits(s.factor) ^ bits(t.factor)) | (bits(s.alpha) ^ bits(t.alpha)) |
+      static_cast<uint64_t>((s.max_position ^ t.max_position) |
+                            (s.original_max_position ^ t.original_max_position) |
+                            (s.seq_len ^ t.seq_len)) |
+      (bits(s.beta_fast) ^ bits(t.beta_fast)) | (bits(s.beta_slow) ^ bits(t.beta_slow)) |
+      (bits(s.mscale) ^ bits(t.mscale)) | (bits(s.mscale_all_dim) ^ bits(t.mscale_all_dim)) |
+      static_cast<uint64_t>(s.truncate != t.truncate) |
+      (bits(s.low_freq_factor) ^ bits(t.low_freq_factor)) |
+      (bits(s.high_freq_factor) ^ bits(t.high_freq_factor)) |
+      (bits(s.attention_factor) ^ bits(t.attention_factor));
   const auto same_doubles = [&](const std::vector<double>& x, const std::vector<double>& y) {
     return std::equal(x.begin(), x.end(), y.begin(), y.end(),
                       [&](double u, double v) { return bits(u) == bits(v); });
   };
-  const RopeScaling &s = a.scaling, &t = b.scaling;
-  return a.rotary_dim == b.rotary_dim && a.layout == b.layout && a.inverse == b.inverse &&
-         bits(a.base) == bits(b.base) && a.threads == b.threads && s.kind == t.kind &&
-         bits(s.factor) == bits(t.factor) && bits(s.alpha) == bits(t.alpha) &&
-         s.max_position == t.max_position && s.original_max_position == t.original_max_position &&
-         s.seq_len == t.seq_len && bits(s.beta_fast) == bits(t.beta_fast) &&
-         bits(s.beta_slow) == bits(t.beta_slow) && bits(s.mscale) == bits(t.mscale) &&
-         bits(s.mscale_all_dim) == bits(t.mscale_all_dim) && s.truncate == t.truncate &&
-         bits(s.low_freq_factor) == bits(t.low_freq_factor) &&
-         bits(s.high_freq_factor) == bits(t.high_freq_factor) &&
-         same_doubles(s.short_factor, t.short_factor) &&
-         same_doubles(s.long_factor, t.long_factor) &&
-         bits(s.attention_factor) == bits(t.attention_factor);
+  return scaling == 0 && same_doubles(s.short_factor, t.short_factor) &&
+         same_doubles(s.long_factor, t.long_factor);
 }
 
-// A one-token call, run() in a decode loop (each layer's step, over the same buffers): this
-// thread keeps the last one it validated and planned, as a RopeStep, and a call with the same
-// structure checks only its positions' values. Validating and planning were half of a [1, 8, 64]
-// call (bench/RESULTS.md). Longer calls plan each time: their part count reads the pool's state.
-void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
-  if (call.q.shape[0] == 1) {
-    thread_local std::optional<RopeStepState> last;
-    if (!last || last->tokens_fn != tokens_fn || !same_structure(last->call, call)) {
-      last.reset();
-      call.validate();
-      last.emplace(call, tokens_fn);
-    }
-    return (*last)();
-  }
+// Calls of other than one token: validated and planned each time (their part count reads the
+// pool's state). Out of line, as keep_decode_call: the repeated decode call then sets up no frame
+// for them.
+[[gnu::noinline]] void run_tokens(const RopeCall& call, RopeTokensFn* tokens_fn) {
   call.validate();
   if (call.q.shape[0] == 0) return;  // nothing to rotate, and rotary_dim may be any size
   RopePlan plan;
   const int parts = plan_rope(
       call, call.cached() ? nullptr : &rope_angles(call.rotary_dim, call.base, call.scaling), plan);
   parallel_for(call.q.shape[0], parts, [&](Range r) { tokens_fn(plan, r.begin, r.end); });
+}
+
+thread_local std::optional<RopeStepState> t_decode_call;
+
+[[gnu::noinline]] void keep_decode_call(const RopeCall& call, RopeTokensFn* tokens_fn) {
+  t_decode_call.reset();
+  call.validate();
+  t_decode_call.emplace(call, tokens_fn);
+}
+
+// A one-token call, run() in a decode loop (each layer's step, over the same buffers): this
+// thread keeps the last one it validated and planned, as a RopeStep, and a call with the same
+// structure checks only its positions' values. Validating and planning were half of a [1, 8, 64]
+// call (bench/RESULTS.md).
+void run_rope(const RopeCall& call, RopeTokensFn* tokens_fn) {
+  if (call.q.shape[0] != 1) return run_tokens(call, tokens_fn);
+  std::optional<RopeStepState>& last = t_decode_call;
+  if (!last || last->tokens_fn != tokens_fn || !same_structure(last->call, call)) {
+    keep_decode_call(call, tokens_fn);
+  }
+  (*last)();
 }
 
 }  // namespace

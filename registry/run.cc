@@ -10,8 +10,9 @@ namespace posenc {
 namespace {
 
 // The family's "<family>/optimized" entry, or its reference while it has none.
+// Out of line: inlined, its string work made run() save every register on each call.
 template <class Call>
-const Impl<Call>& find_best() {
+[[gnu::noinline]] const Impl<Call>& find_best() {
   const std::string name = std::string(family_name(Call::kFamily)) + "/optimized";
   for (const auto& impl : implementations<Call>())
     if (impl.name == name) return impl;

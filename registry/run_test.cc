@@ -264,8 +264,8 @@ TEST(RopeStep, BadInputIsAnErrorNamingTheArgument) {
 // or parameter must be validated, and rotated, as itself. Each valid variant gives a fresh
 // RopeStep's bits; each bad one is the Error naming its argument, with nothing written.
 TEST(Run, ADecodeCallAfterAnotherIsTakenAsItself) {
-  std::vector<float> q(2 * 64), other(q.size()), got(q.size()), want(q.size()), cos(8 * 32),
-      sin(8 * 32);
+  std::vector<float> q(2 * 64), other(q.size()), got(q.size()), want(q.size()), cos(8 * 36),
+      sin(8 * 36);
   for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<float>(i % 13) - 6;
   for (size_t i = 0; i < cos.size(); ++i) cos[i] = std::cos(0.1f * i), sin[i] = std::sin(0.1f * i);
   int64_t position = 5, far = 9;
@@ -297,6 +297,11 @@ TEST(Run, ADecodeCallAfterAnotherIsTakenAsItself) {
                             c.q.strides[0] = c.q.strides[1] = 128;
                           })},
       {"cached", cached},
+      // A cached call reads neither base nor scaling: run() need not compare them.
+      {"cached, another base", variant(cached, [](RopeCall& c) { c.base = 500000; })},
+      {"cache rows", variant(cached, [](RopeCall& c) { c.cos->shape[0] = c.sin->shape[0] = 7; })},
+      {"cache strides",
+       variant(cached, [](RopeCall& c) { c.cos->strides[0] = c.sin->strides[0] = 36; })},
       {"threads", variant(valid, [](RopeCall& c) { c.threads = 2; })},
   };
   for (const auto& [first, before] : goods) {
@@ -313,36 +318,61 @@ TEST(Run, ADecodeCallAfterAnotherIsTakenAsItself) {
           << label << " after " << first;
     }
   }
-  const std::vector<std::tuple<std::string, RopeCall, std::string>> bads = {
-      {"threads -1", variant(valid, [](RopeCall& c) { c.threads = -1; }), "threads"},
-      {"rotary_dim 63", variant(valid, [](RopeCall& c) { c.rotary_dim = 63; }), "rotary_dim"},
-      {"layout 7", variant(valid, [](RopeCall& c) { c.layout = static_cast<RopeLayout>(7); }),
-       "layout"},
-      {"base -1", variant(valid, [](RopeCall& c) { c.base = -1; }), "base"},
-      {"scaling factor 0",
+  std::vector<float> k(q.size(), 0.5f);
+  RopeCall keyed = valid;
+  keyed.k = keyed.k_out = view(k.data(), DType::f32, {1, 2, 64});
+  // Each bad call after a valid `before` that it differs from in one view or parameter.
+  const std::vector<std::tuple<std::string, RopeCall, RopeCall, std::string>> bads = {
+      {"threads -1", valid, variant(valid, [](RopeCall& c) { c.threads = -1; }), "threads"},
+      {"rotary_dim 63", valid, variant(valid, [](RopeCall& c) { c.rotary_dim = 63; }),
+       "rotary_dim"},
+      {"layout 7", valid,
+       variant(valid, [](RopeCall& c) { c.layout = static_cast<RopeLayout>(7); }), "layout"},
+      {"base -1", valid, variant(valid, [](RopeCall& c) { c.base = -1; }), "base"},
+      {"scaling factor 0", valid,
        variant(valid,
                [](RopeCall& c) {
                  c.scaling.kind = RopeScalingKind::linear;
                  c.scaling.factor = 0;
                }),
        "scaling.factor"},
-      {"q_out of 32 dims", variant(valid, [](RopeCall& c) { c.q_out.shape[2] = 32; }),
+      {"q_out of 32 dims", valid, variant(valid, [](RopeCall& c) { c.q_out.shape[2] = 32; }),
        "q_out.shape[2]"},
-      {"q_out half a head into q",
+      {"q_out half a head into q", valid,
        variant(valid, [&](RopeCall& c) { c.q_out.data = q.data() + 32; }), "q_out.data"},
-      {"k_out alone",
+      {"q_out of f16", valid, variant(valid, [](RopeCall& c) { c.q_out.dtype = DType::f16; }),
+       "q_out.dtype"},
+      {"k_out alone", valid,
        variant(valid,
                [&](RopeCall& c) {
                  c.k_out = view(other.data(), DType::f32, {1, 2, 64});
                }),
        "k_out"},
-      {"cache of 4 rows",
+      {"k of 32 dims", keyed, variant(keyed, [](RopeCall& c) { c.k->shape[2] = 32; }),
+       "k.shape[2]"},
+      {"k_out over q_out", keyed, variant(keyed, [&](RopeCall& c) { c.k_out->data = got.data(); }),
+       "k_out.data"},
+      {"cache of 4 rows", cached,
        variant(cached, [](RopeCall& c) { c.cos->shape[0] = c.sin->shape[0] = 4; }), "positions[0]"},
-      {"position 9 past the cache", variant(cached, [&](RopeCall& c) { c.positions.data = &far; }),
-       "positions[0]"},
+      {"cos of 16 columns", cached, variant(cached, [](RopeCall& c) { c.cos->shape[1] = 16; }),
+       "cos.shape[1]"},
+      {"sin of 16 columns", cached, variant(cached, [](RopeCall& c) { c.sin->shape[1] = 16; }),
+       "sin.shape[1]"},
+      {"position 9 past the cache", cached,
+       variant(cached, [&](RopeCall& c) { c.positions.data = &far; }), "positions[0]"},
+      {"q of rank 4", valid,
+       variant(valid,
+               [](RopeCall& c) {
+                 c.q.rank = c.q_out.rank = 4;
+                 c.q.shape[3] = c.q_out.shape[3] = 1;
+                 c.q.strides[3] = c.q_out.strides[3] = 1;
+               }),
+       "q.rank"},
+      {"cache of rank 3", cached,
+       variant(cached, [](RopeCall& c) { c.cos->rank = c.sin->rank = 3; }), "cos.rank"},
   };
-  for (const auto& [label, call, argument] : bads) {
-    run(label.starts_with("cache") || label.starts_with("position") ? cached : valid);
+  for (const auto& [label, before, call, argument] : bads) {
+    run(before);
     std::fill(got.begin(), got.end(), 7.0f);
     const std::vector<float> q_before = q;
     try {
