@@ -46,20 +46,6 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return true;
 }
 
-// Every field, compared bit for bit (NaN attention_factor included), so the memo never confuses
-// two parameter sets.
-bool same_scaling(const RopeScaling& a, const RopeScaling& b) {
-  return a.kind == b.kind && same_bits(a.factor, b.factor) && same_bits(a.alpha, b.alpha) &&
-         a.max_position == b.max_position && a.original_max_position == b.original_max_position &&
-         a.seq_len == b.seq_len && same_bits(a.beta_fast, b.beta_fast) &&
-         same_bits(a.beta_slow, b.beta_slow) && same_bits(a.mscale, b.mscale) &&
-         same_bits(a.mscale_all_dim, b.mscale_all_dim) && a.truncate == b.truncate &&
-         same_bits(a.low_freq_factor, b.low_freq_factor) &&
-         same_bits(a.high_freq_factor, b.high_freq_factor) &&
-         same_bits(a.short_factor, b.short_factor) && same_bits(a.long_factor, b.long_factor) &&
-         same_bits(a.attention_factor, b.attention_factor);
-}
-
 struct Memo {
   bool valid = false;
   uint64_t version = 0;
@@ -82,6 +68,19 @@ const Angles* held(const AnglesTicket& ticket) {
 }
 
 }  // namespace
+
+bool same_scaling(const RopeScaling& a, const RopeScaling& b) {
+  static_assert(sizeof(RopeScaling) == 160, "a field was added to RopeScaling: compare it here");
+  return a.kind == b.kind && same_bits(a.factor, b.factor) && same_bits(a.alpha, b.alpha) &&
+         a.max_position == b.max_position && a.original_max_position == b.original_max_position &&
+         a.seq_len == b.seq_len && same_bits(a.beta_fast, b.beta_fast) &&
+         same_bits(a.beta_slow, b.beta_slow) && same_bits(a.mscale, b.mscale) &&
+         same_bits(a.mscale_all_dim, b.mscale_all_dim) && a.truncate == b.truncate &&
+         same_bits(a.low_freq_factor, b.low_freq_factor) &&
+         same_bits(a.high_freq_factor, b.high_freq_factor) &&
+         same_bits(a.short_factor, b.short_factor) && same_bits(a.long_factor, b.long_factor) &&
+         same_bits(a.attention_factor, b.attention_factor);
+}
 
 const Angles& rope_angles(int64_t rotary_dim, double base, const RopeScaling& scaling) {
   Memo& memo = this_thread_memo();

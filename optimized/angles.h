@@ -59,6 +59,10 @@ Frequencies compute_frequencies(int64_t rotary_dim, double base, const RopeScali
 // The split angles of any frequencies, with empty per-position memos (no fresh position, no steps).
 Angles split_angles(const Frequencies& f);
 
+// Whether two scalings have every field the same, bit for bit (a NaN attention_factor included):
+// rope_angles' memo and run()'s repeated decode call both rely on it never confusing two sets.
+bool same_scaling(const RopeScaling& a, const RopeScaling& b);
+
 // The split angles of the rope frequencies, and of the sinusoidal ones (ω_i = base^(−2i/d), the
 // unscaled rope frequencies). Memoized: each thread keeps its last request, so a kernel called
 // again with the same parameters skips the pow calls. The reference stays valid until this thread
